@@ -1,0 +1,1 @@
+//! See the crate docs for what this module owns.

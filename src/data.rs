@@ -1,0 +1,1 @@
+//! The default data embedded in the binary.

@@ -1,0 +1,38 @@
+//! senc — self-supervised neural cloth simulation that resolves cloth
+//! self-collision (SENC, ECCV 2024) on a HOOD-style graph network.
+//!
+//! Data flows top to bottom through the modules:
+//!
+//! | module | owns |
+//! |---|---|
+//! | [`mesh`] | indexed f64 triangle mesh, PLY/OBJ I/O, topology |
+//! | [`body`] | skeleton, linear blend skinning, the default MakeHuman body, SMPL npz |
+//! | [`motion`] | BVH and AMASS readers, retargeting, resampling to 30 fps |
+//! | [`garment`] | garment templates (rest shape, pins, skinning weights) |
+//! | [`collide`] | exact intersections, Global Intersection Analysis, penetration volume |
+//! | [`physics`] | energies with analytic gradients and the reference implicit solver |
+//! | [`model`] | graphs, features, normalisers and the encode-process-decode network |
+//! | [`train`] | the self-supervised training loop and checkpoints |
+//! | [`sim`] | stepping a garment through a motion with a trained model |
+//! | [`eval`] | metrics and reports |
+//!
+//! Units: metres, seconds, kilograms; the world is Y-up; simulation at 30 fps.
+
+pub mod body;
+pub mod collide;
+pub mod config;
+pub mod data;
+pub mod error;
+pub mod eval;
+pub mod garment;
+pub mod mesh;
+pub mod model;
+pub mod motion;
+pub mod physics;
+pub mod sim;
+pub mod train;
+
+pub use error::{Error, Result};
+
+/// 3-vector of f64: positions, displacements, gradients.
+pub type Vec3 = nalgebra::Vector3<f64>;
