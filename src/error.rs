@@ -30,11 +30,17 @@ pub enum Error {
 impl Error {
     /// I/O error on `path`.
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
-        Error::Io { path: path.into(), source }
+        Error::Io {
+            path: path.into(),
+            source,
+        }
     }
     /// Parse error in `path`.
     pub fn parse(path: impl Into<PathBuf>, what: impl Into<String>) -> Self {
-        Error::Parse { path: path.into(), what: what.into() }
+        Error::Parse {
+            path: path.into(),
+            what: what.into(),
+        }
     }
     /// Invalid-data error.
     pub fn invalid(what: impl Into<String>) -> Self {

@@ -24,8 +24,14 @@ impl TriMesh {
     /// Checks index ranges and finiteness.
     pub fn validate(&self, what: &str) -> Result<()> {
         let n = self.positions.len();
-        if let Some(v) = self.positions.iter().position(|p| !p.iter().all(|c| c.is_finite())) {
-            return Err(Error::invalid(format!("{what}: vertex {v} has a non-finite coordinate")));
+        if let Some(v) = self
+            .positions
+            .iter()
+            .position(|p| !p.iter().all(|c| c.is_finite()))
+        {
+            return Err(Error::invalid(format!(
+                "{what}: vertex {v} has a non-finite coordinate"
+            )));
         }
         for (f, face) in self.faces.iter().enumerate() {
             if let Some(&i) = face.iter().find(|&&i| i >= n) {
@@ -85,13 +91,24 @@ impl TriMesh {
     /// Axis-aligned bounding box (min, max); `None` for an empty mesh.
     pub fn bounds(&self) -> Option<(Vec3, Vec3)> {
         let first = *self.positions.first()?;
-        Some(self.positions.iter().fold((first, first), |(lo, hi), p| (lo.inf(p), hi.sup(p))))
+        Some(
+            self.positions
+                .iter()
+                .fold((first, first), |(lo, hi), p| (lo.inf(p), hi.sup(p))),
+        )
     }
 
     /// A copy with new positions (same connectivity).
     pub fn with_positions(&self, positions: Vec<Vec3>) -> TriMesh {
-        assert_eq!(positions.len(), self.positions.len(), "with_positions: vertex count changed");
-        TriMesh { positions, faces: self.faces.clone() }
+        assert_eq!(
+            positions.len(),
+            self.positions.len(),
+            "with_positions: vertex count changed"
+        );
+        TriMesh {
+            positions,
+            faces: self.faces.clone(),
+        }
     }
 }
 
