@@ -84,7 +84,7 @@ pub fn read_ply(path: &Path) -> Result<PlyMesh> {
     let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
     let ply = Parser::<DefaultElement>::new()
         .read_ply(&mut bytes.as_slice())
-        .map_err(|e| Error::parse(path, format!("malformed PLY: {e}")))?;
+        .map_err(|e| Error::parse(path, format!("malformed PLY: {}", one_line(&e.to_string()))))?;
     let bad = |what: String| Error::parse(path, what);
 
     let format = match ply.header.encoding {
@@ -143,6 +143,11 @@ pub fn read_ply(path: &Path) -> Result<PlyMesh> {
         extras,
         format,
     })
+}
+
+/// The parser's multi-line message on one line.
+fn one_line(message: &str) -> String {
+    message.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// Any numeric scalar property as f64 (lists give `None`).
