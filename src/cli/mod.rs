@@ -1,6 +1,8 @@
 //! clap definitions. One file per subcommand, each with an `Args` struct and a
 //! `run(args) -> senc::Result<()>` that calls into the library.
 
+mod body;
+
 use clap::{Parser, Subcommand};
 
 /// Self-supervised neural cloth simulation with self-collision handling.
@@ -12,11 +14,17 @@ pub struct Cli {
 }
 
 #[derive(Subcommand, Debug)]
-enum Command {}
+enum Command {
+    /// Pose the default MakeHuman body along a motion (BVH, AMASS .npz, or
+    /// the built-in CMU clips 01_01 / 01_03) and write one PLY per frame.
+    Body(body::Args),
+}
 
 impl Cli {
     /// Runs the chosen subcommand.
     pub fn run(self) -> senc::Result<()> {
-        match self.command {}
+        match self.command {
+            Command::Body(args) => body::run(args),
+        }
     }
 }

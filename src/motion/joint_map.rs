@@ -1,0 +1,115 @@
+//! How a motion file's skeleton maps onto a body's rig (RON).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use nalgebra::UnitQuaternion;
+use serde::Deserialize;
+
+use crate::{Result, Vec3, config};
+
+/// The up axis of a motion's world.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+pub enum UpAxis {
+    /// Already Y-up (BVH convention, SMPL's canonical frame).
+    #[default]
+    Y,
+    /// Z-up (AMASS, many tools); turned Y-up by −90° about X.
+    Z,
+}
+
+impl UpAxis {
+    /// The rotation taking this frame to Y-up: identity or −90° about X
+    /// (which maps +Z to +Y and +Y to −Z).
+    pub fn to_y_up(self) -> UnitQuaternion<f64> {
+        match self {
+            UpAxis::Y => UnitQuaternion::identity(),
+            UpAxis::Z => {
+                UnitQuaternion::from_axis_angle(&Vec3::x_axis(), -std::f64::consts::FRAC_PI_2)
+            }
+        }
+    }
+}
+
+/// Joint-name map and units of a family of motion files, e.g.
+/// `data/motion/cmu_cgspeed.ron`:
+///
+/// ```ron
+/// (scale: 0.056444, up: Y, skip_frames: 1, joints: {"LFingers": "LeftHandFinger1"})
+/// ```
+///
+/// `joints` maps a source joint name to the body joint it drives; source
+/// joints not listed drive the body joint of the same name, if any.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct JointMap {
+    /// File units to metres.
+    pub scale: f64,
+    /// Up axis of the source world.
+    pub up: UpAxis,
+    /// Source joint name → body joint name.
+    pub joints: BTreeMap<String, String>,
+    /// Leading frames to drop (cgspeed BVH files start with one T-pose
+    /// reference frame that is not part of the motion).
+    pub skip_frames: usize,
+}
+
+impl Default for JointMap {
+    fn default() -> Self {
+        JointMap {
+            scale: 1.0,
+            up: UpAxis::Y,
+            joints: BTreeMap::new(),
+            skip_frames: 0,
+        }
+    }
+}
+
+impl JointMap {
+    /// Reads a map from a RON file.
+    pub fn read(path: &Path) -> Result<JointMap> {
+        config::read_ron(path)
+    }
+
+    /// The shipped map for the CMU cgspeed BVH files onto the `cmu_mb` rig.
+    pub fn cmu_cgspeed() -> JointMap {
+        config::parse_ron(
+            crate::data::CMU_CGSPEED_MAP_RON,
+            Path::new("data/motion/cmu_cgspeed.ron"),
+        )
+        .expect("the embedded cmu_cgspeed.ron parses (tested)")
+    }
+
+    /// The shipped map from SMPL / SMPL-H (AMASS) joints onto the `cmu_mb` rig.
+    pub fn smpl_to_cmu_mb() -> JointMap {
+        config::parse_ron(
+            crate::data::SMPL_TO_CMU_MAP_RON,
+            Path::new("data/motion/smpl_cmu_mb.ron"),
+        )
+        .expect("the embedded smpl_cmu_mb.ron parses (tested)")
+    }
+
+    /// The body joint a source joint drives.
+    pub fn target<'a>(&'a self, source: &'a str) -> &'a str {
+        self.joints.get(source).map_or(source, String::as_str)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shipped_maps_parse_and_unknown_fields_fail() {
+        let cmu = JointMap::cmu_cgspeed();
+        assert_eq!(cmu.target("LFingers"), "LeftHandFinger1");
+        assert_eq!(cmu.target("Hips"), "Hips");
+        assert!((cmu.scale - 0.056444).abs() < 1e-12);
+        assert_eq!(cmu.skip_frames, 1);
+        assert_eq!(JointMap::smpl_to_cmu_mb().target("pelvis"), "Hips");
+        let bad: Result<JointMap> = config::parse_ron("(scale: 1.0, upp: Y)", Path::new("m.ron"));
+        assert!(bad.unwrap_err().to_string().contains("upp"));
+        let z = UpAxis::Z.to_y_up() * Vec3::z();
+        assert!((z - Vec3::y()).norm() < 1e-15);
+    }
+}

@@ -1,0 +1,414 @@
+//! BVH and AMASS reading, retargeting onto the default body, resampling.
+
+use std::path::Path;
+
+use nalgebra::UnitQuaternion;
+use senc::Vec3;
+use senc::body::{Body, Pose};
+use senc::motion::{
+    Amass, Bvh, FrameRange, JointMap, Motion, SourceMotion, resample, resampled_len, retarget,
+};
+
+fn fixture(name: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+fn lowest_point(body: &Body, pose: &Pose) -> f64 {
+    body.posed_vertices(pose)
+        .iter()
+        .map(|p| p.y)
+        .fold(f64::INFINITY, f64::min)
+}
+
+/// Largest distance any joint moves between consecutive frames (metres).
+fn max_joint_jump(body: &Body, motion: &Motion) -> f64 {
+    let joints: Vec<Vec<Vec3>> = motion
+        .frames
+        .iter()
+        .map(|p| body.skeleton.posed_joint_positions(p))
+        .collect();
+    joints
+        .windows(2)
+        .flat_map(|w| w[0].iter().zip(&w[1]).map(|(a, b)| (a - b).norm()))
+        .fold(0.0, f64::max)
+}
+
+#[test]
+fn bone_lengths_are_preserved_along_both_cmu_clips() {
+    let body = Body::makehuman().unwrap();
+    let s = &body.skeleton;
+    for clip in ["01_01", "01_03"] {
+        let motion = Motion::builtin(clip, &body).unwrap();
+        assert!(motion.len() > 600);
+        let mut worst: f64 = 0.0;
+        for pose in &motion.frames {
+            let p = s.posed_joint_positions(pose);
+            for j in 1..s.len() {
+                let parent = s.parents[j].unwrap();
+                let rest = (s.rest_positions[j] - s.rest_positions[parent]).norm();
+                worst = worst.max(((p[j] - p[parent]).norm() - rest).abs());
+            }
+        }
+        assert!(worst < 1e-9, "{clip}: bone length changed by {worst} m");
+    }
+}
+
+#[test]
+fn retargeted_bones_point_where_the_bvh_bones_point() {
+    // The rest-pose correction: every body bone whose tail joint is driven
+    // by the BVH takes the posed direction of the corresponding BVH bone.
+    let body = Body::makehuman().unwrap();
+    let map = JointMap::cmu_cgspeed();
+    let bvh = Bvh::parse(senc::data::MOTION_01_01_BVH, Path::new("01_01.bvh")).unwrap();
+    let source = SourceMotion::from_bvh(&bvh, map.scale, map.up);
+    let poses = retarget(&source, &map, &body).unwrap();
+    let s = &body.skeleton;
+    let rest = source.skeleton.rest_positions();
+    let src_index = |n: &str| {
+        source
+            .skeleton
+            .names
+            .iter()
+            .position(|m| map.target(m) == n)
+    };
+    let mut checked = 0;
+    for f in (1..source.num_frames()).step_by(97) {
+        let world = source.world_rotations(f);
+        let body_joints = s.posed_joint_positions(&poses[f]);
+        for j in 0..s.len() {
+            let Some(c) = s
+                .children(j)
+                .find(|&c| Some(s.rest_positions[c]) == s.rest_tails[j])
+            else {
+                continue;
+            };
+            let (Some(a), Some(b)) = (src_index(&s.names[j]), src_index(&s.names[c])) else {
+                continue;
+            };
+            let src_dir = world[a] * (rest[b] - rest[a]);
+            if src_dir.norm() < 1e-6 {
+                continue; // zero-length BVH bone (e.g. Hips -> LowerBack)
+            }
+            let body_dir = body_joints[c] - body_joints[j];
+            let angle = body_dir.angle(&src_dir);
+            assert!(
+                angle < 1e-6,
+                "frame {f}, bone {}: {angle} rad off",
+                s.names[j]
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked > 500, "only {checked} bones checked");
+}
+
+#[test]
+fn retargeted_01_01_stands_on_the_ground_without_flips() {
+    let body = Body::makehuman().unwrap();
+    let (lo, hi) = body.mesh.bounds().unwrap();
+    assert!((1.6..1.8).contains(&(hi.y - lo.y)));
+    let motion = Motion::builtin("01_01", &body).unwrap();
+    assert!(
+        motion.frames.iter().all(Pose::is_finite),
+        "NaN in the motion"
+    );
+
+    // Standing frames: both ankles still (< 0.2 m/s, central difference).
+    let s = &body.skeleton;
+    let ankles = [
+        s.index_of("LeftFoot").unwrap(),
+        s.index_of("RightFoot").unwrap(),
+    ];
+    let joints: Vec<Vec<Vec3>> = motion
+        .frames
+        .iter()
+        .map(|p| s.posed_joint_positions(p))
+        .collect();
+    let mut standing = 0;
+    for f in 1..motion.len() - 1 {
+        let speed = |j: usize| (joints[f + 1][j] - joints[f - 1][j]).norm() * Motion::FPS / 2.0;
+        if ankles.iter().all(|&a| speed(a) < 0.2) {
+            let low = lowest_point(&body, &motion.frames[f]);
+            assert!(
+                low.abs() < 0.03,
+                "standing frame {f}: lowest point at y = {low}"
+            );
+            standing += 1;
+        }
+    }
+    assert!(standing > 150, "only {standing} standing frames");
+
+    // Continuity: at 30 fps no joint moves more than 25 cm between frames
+    // (7.5 m/s; jumps peak near 3 m/s at the root). A flipped limb or the
+    // skipped T-pose reference frame would jump by a metre.
+    let jump = max_joint_jump(&body, &motion);
+    assert!(jump < 0.25, "a joint jumped {jump} m in one frame");
+}
+
+#[test]
+fn retargeted_01_03_is_continuous() {
+    let body = Body::makehuman().unwrap();
+    let motion = Motion::builtin("01_03", &body).unwrap();
+    assert!(motion.frames.iter().all(Pose::is_finite));
+    let jump = max_joint_jump(&body, &motion);
+    assert!(jump < 0.25, "a joint jumped {jump} m in one frame");
+}
+
+#[test]
+fn cmu_clip_lengths_at_30_fps() {
+    let body = Body::makehuman().unwrap();
+    // 2752 frames at 120 fps, minus the T-pose frame: 2751 frames spanning
+    // 2750 / 120 s, sampled at 30 fps: 688 frames.
+    assert_eq!(resampled_len(2751, 120.0, 30.0), 688);
+    let motion = Motion::builtin("01_01", &body).unwrap();
+    assert_eq!(motion.len(), 688);
+    let part = motion
+        .select("100:130".parse::<FrameRange>().unwrap())
+        .unwrap();
+    assert_eq!(part.len(), 30);
+    assert_eq!(part.frames[0], motion.frames[100]);
+    assert!(motion.select("600:700".parse().unwrap()).is_err());
+}
+
+const SMALL_BVH: &str = "HIERARCHY
+ROOT Hips
+{
+  OFFSET 0 0 0
+  CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation
+  JOINT Spine
+  {
+    OFFSET 0 1 0
+    CHANNELS 3 Zrotation Xrotation Yrotation
+    End Site
+    {
+      OFFSET 0 1 0
+    }
+  }
+}
+MOTION
+Frames: 2
+Frame Time: 0.0333333
+0 10 0 0 0 0 0 0 0
+0 10 0 5 0 0 0 0 10
+";
+
+fn bvh_error(text: &str) -> String {
+    Bvh::parse(text, Path::new("walk.bvh"))
+        .unwrap_err()
+        .to_string()
+}
+
+#[test]
+fn malformed_bvh_gives_named_errors() {
+    assert!(Bvh::parse(SMALL_BVH, Path::new("walk.bvh")).is_ok());
+    let cases = [
+        (
+            SMALL_BVH.replace("HIERARCHY", "HIERARCHIE"),
+            "line 1",
+            "expected HIERARCHY",
+        ),
+        (
+            SMALL_BVH.replace("0 10 0 5 0 0 0 0 10\n", ""),
+            "line 19",
+            "truncated MOTION data",
+        ),
+        (
+            SMALL_BVH.replace("0 10 0 5 0 0 0 0 10", "0 10 0 5 0 0 0 0"),
+            "line 20",
+            "has 8 values",
+        ),
+        (
+            SMALL_BVH.replace("0 10 0 5 0 0 0 0 10", "0 10 0 5 nan 0 0 0 10"),
+            "line 20",
+            "not a finite number",
+        ),
+        (
+            SMALL_BVH.replace("OFFSET 0 1 0\n    CHANNELS", "OFFSET 0 x 0\n    CHANNELS"),
+            "line 8",
+            "expected a finite number",
+        ),
+        (
+            SMALL_BVH.replace(
+                "Zrotation Xrotation Yrotation",
+                "Zrotation Wrotation Yrotation",
+            ),
+            "line 5",
+            "unknown channel",
+        ),
+        (
+            SMALL_BVH.replace("Frames: 2", "Frames two"),
+            "line 17",
+            "Frames:",
+        ),
+        (
+            SMALL_BVH.replace("MOTION", "MOTIONS"),
+            "line",
+            "no MOTION section",
+        ),
+    ];
+    for (text, line, what) in cases {
+        let err = bvh_error(&text);
+        assert!(
+            err.contains("walk.bvh") && err.contains(line) && err.contains(what),
+            "{err}"
+        );
+    }
+}
+
+#[test]
+fn motion_load_reads_bvh_files_and_rejects_unknown_formats() {
+    let body = Body::makehuman().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("clip.bvh");
+    let clip: String = senc::data::MOTION_01_01_BVH
+        .lines()
+        .take(187 + 121)
+        .collect::<Vec<_>>()
+        .join("\n");
+    let clip = clip.replace("Frames: 2752", "Frames: 121");
+    std::fs::write(&path, clip).unwrap();
+    let motion = Motion::load(&path, &body).unwrap();
+    // 120 frames after the skipped T-pose = 119/120 s: frames 0..=29 at 30 fps.
+    assert_eq!(motion.len(), 30);
+    let builtin = Motion::builtin("01_01", &body).unwrap();
+    // Same frames as the full clip's first second, up to the floor height.
+    let a = body.skeleton.posed_joint_positions(&motion.frames[20]);
+    let b = body.skeleton.posed_joint_positions(&builtin.frames[20]);
+    let offset = a[0] - b[0];
+    assert!(offset.x.abs() < 1e-12 && offset.z.abs() < 1e-12);
+    assert!(
+        a.iter()
+            .zip(&b)
+            .all(|(p, q)| (p - q - offset).norm() < 1e-9)
+    );
+    assert!(
+        Motion::load(&dir.path().join("clip.fbx"), &body)
+            .unwrap_err()
+            .to_string()
+            .contains("clip.fbx")
+    );
+}
+
+#[test]
+fn resampling_keeps_counts_and_interpolates() {
+    for (n, from, to, expected) in [
+        (2752, 120.0, 30.0, 688),
+        (5, 120.0, 30.0, 2),
+        (1, 60.0, 30.0, 1),
+        (10, 30.0, 30.0, 10),
+        (3, 30.0, 60.0, 5),
+    ] {
+        assert_eq!(
+            resampled_len(n, from, to),
+            expected,
+            "{n} frames {from} -> {to}"
+        );
+    }
+    // Rotation angle and translation linear in time: resampling must hit
+    // the analytic values between source frames (here 120 -> 50 fps).
+    let axis = Vec3::new(1.0, 2.0, -0.5).normalize();
+    let pose_at = |t: f64| Pose {
+        root_translation: Vec3::new(t, -2.0 * t, 0.5),
+        local_rotations: vec![
+            UnitQuaternion::from_scaled_axis(axis * 3.0 * t),
+            UnitQuaternion::from_scaled_axis(Vec3::y() * -t),
+        ],
+    };
+    let source: Vec<Pose> = (0..121).map(|i| pose_at(i as f64 / 120.0)).collect();
+    let out = resample(&source, 120.0, 50.0);
+    assert_eq!(out.len(), 51);
+    for (k, pose) in out.iter().enumerate() {
+        let expected = pose_at(k as f64 / 50.0);
+        assert!((pose.root_translation - expected.root_translation).norm() < 1e-12);
+        for (a, b) in pose.local_rotations.iter().zip(&expected.local_rotations) {
+            assert!(a.angle_to(b) < 1e-9, "frame {k}: {}", a.angle_to(b));
+        }
+    }
+}
+
+fn expected_pose_value(i: usize, k: usize) -> f64 {
+    if k < 3 {
+        [std::f64::consts::FRAC_PI_2, 0.0, 0.0][k]
+    } else {
+        0.01 * (0.3 * i as f64 + 0.7 * k as f64).sin()
+    }
+}
+
+#[test]
+fn amass_npz_written_by_numpy_savez_and_savez_compressed() {
+    for (name, tolerance) in [
+        ("amass_savez.npz", 1e-15),
+        ("amass_savez_compressed.npz", 1e-7),
+    ] {
+        let amass = Amass::read(&fixture(name)).unwrap();
+        assert_eq!(amass.poses.len(), 12, "{name}");
+        assert_eq!(amass.poses[0].len(), 52);
+        assert_eq!(amass.fps, 60.0);
+        assert_eq!(amass.gender.as_deref(), Some("female"));
+        assert_eq!(amass.betas.len(), 16);
+        assert!((amass.betas[3] - 0.3).abs() < 1e-15);
+        for (i, frame) in amass.poses.iter().enumerate() {
+            for (j, v) in frame.iter().enumerate() {
+                for c in 0..3 {
+                    assert!(
+                        (v[c] - expected_pose_value(i, 3 * j + c)).abs() < tolerance,
+                        "{name} [{i},{j},{c}]"
+                    );
+                }
+            }
+            let t = amass.trans[i];
+            let x = i as f64;
+            assert!((t - Vec3::new(0.02 * x, -0.01 * x, 0.1 * x)).norm() < 1e-15);
+        }
+    }
+}
+
+#[test]
+fn amass_motion_is_turned_y_up_and_resampled() {
+    let body = Body::makehuman().unwrap();
+    let motion = Motion::load(&fixture("amass_savez.npz"), &body).unwrap();
+    // 12 frames at 60 fps span 11/60 s: 6 frames at 30 fps.
+    assert_eq!(motion.len(), 6);
+    let s = &body.skeleton;
+    let (hips, head) = (s.index_of("Hips").unwrap(), s.index_of("Head").unwrap());
+    let mut previous_height = f64::NEG_INFINITY;
+    for pose in &motion.frames {
+        let joints = s.posed_joint_positions(pose);
+        // Root rotation +90° about X stands SMPL up in AMASS's Z-up world,
+        // so after Z-up -> Y-up the head is straight above the hips.
+        let up = (joints[head] - joints[hips]).normalize();
+        assert!(up.y > 0.95, "not upright: {up}");
+        // trans rises along AMASS +Z: the body rises along +Y.
+        assert!(joints[hips].y > previous_height + 0.1);
+        previous_height = joints[hips].y;
+    }
+    // AMASS +X stays +X; AMASS +Y becomes -Z (trans y decreases, so z grows).
+    let first = s.posed_joint_positions(&motion.frames[0])[hips];
+    let last = s.posed_joint_positions(&motion.frames[5])[hips];
+    assert!(last.x > first.x && last.z > first.z);
+}
+
+#[test]
+fn amass_errors_name_file_and_array() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("no_trans.npz");
+    let mut npz = npyz::npz::NpzWriter::create(&path).unwrap();
+    use npyz::WriterBuilder;
+    let mut w = npz
+        .array::<f64>("poses", Default::default())
+        .unwrap()
+        .default_dtype()
+        .shape(&[1, 156])
+        .begin_nd()
+        .unwrap();
+    w.extend(std::iter::repeat_n(0.0, 156)).unwrap();
+    w.finish().unwrap();
+    drop(npz);
+    let err = Amass::read(&path).unwrap_err().to_string();
+    assert!(
+        err.contains("no_trans.npz") && err.contains("trans"),
+        "{err}"
+    );
+}
