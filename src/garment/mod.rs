@@ -9,4 +9,3 @@ pub mod template;
 pub mod tights;
 pub mod transfer;
 pub mod tshirt;
-
