@@ -1,6 +1,7 @@
 //! Garment templates: rest geometry, named boundary loops, pinned vertices
 //! and (once attached to a body) skinning weights.
 
+pub mod config;
 pub mod offset;
 pub mod refine;
 pub mod skirt;
