@@ -4,10 +4,10 @@
 use std::path::Path;
 
 use senc::Vec3;
+use senc::body::query::BodyQuery;
 use senc::collide::tri_tri::{segment_meets_triangle, triangles_intersect};
 use senc::garment::source::helper_mesh;
 use senc::garment::template::Template;
-use senc::garment::transfer::closest_surface_points;
 use senc::garment::{skirt, tights, tshirt};
 use senc::mesh::obj::{ObjMesh, read_obj};
 use senc::mesh::{Topology, TriMesh};
@@ -76,18 +76,14 @@ fn self_intersecting_pairs(mesh: &TriMesh) -> Vec<(usize, usize)> {
 
 /// Fraction of garment vertices whose normal points away from the closest
 /// body surface point.
-fn outward_fraction(garment: &TriMesh, body: &TriMesh) -> f64 {
+fn outward_fraction(garment: &TriMesh, body: &BodyQuery) -> f64 {
     let normals = garment.vertex_normals();
-    let closest = closest_surface_points(body, &garment.positions);
-    let outward = closest
+    let outward = body
+        .closest_many(&garment.positions)
         .iter()
         .zip(&garment.positions)
         .zip(&normals)
-        .filter(|&(((f, bary), x), n)| {
-            let [a, b, c] = body.triangle(*f);
-            let q = bary[0] * a + bary[1] * b + bary[2] * c;
-            n.dot(&(x - q)) > 0.0
-        })
+        .filter(|&((closest, x), n)| n.dot(&(x - closest.point)) > 0.0)
         .count();
     outward as f64 / garment.num_vertices() as f64
 }
@@ -142,7 +138,7 @@ fn tshirt_template_has_four_openings_and_no_self_intersection() {
 #[test]
 fn templates_face_away_from_the_body() {
     let base = base();
-    let body = helper_mesh(&base, "body").unwrap();
+    let body = BodyQuery::new(&helper_mesh(&base, "body").unwrap()).unwrap();
     for (name, mesh) in [
         ("skirt", skirt::skirt(&base, 1000).unwrap().mesh),
         ("tshirt", tshirt::tshirt(&base, 1000).unwrap().mesh),
@@ -160,12 +156,10 @@ fn templates_face_away_from_the_body() {
 fn tshirt_is_loose_and_resolution_refines() {
     let base = base();
     let t = tshirt::tshirt(&base, 1000).unwrap();
-    let tights = tights::tights_mesh(&base).unwrap();
-    // Every shirt vertex is about LOOSENESS away from the tights' surface.
-    let closest = closest_surface_points(&tights, &t.mesh.positions);
-    for ((f, bary), x) in closest.iter().zip(&t.mesh.positions) {
-        let [a, b, c] = tights.triangle(*f);
-        let d = (bary[0] * a + bary[1] * b + bary[2] * c - x).norm();
+    let tights = BodyQuery::new(&tights::tights_mesh(&base).unwrap()).unwrap();
+    // Every shirt vertex is about LOOSENESS (1.5 cm) outside the tights.
+    for closest in tights.closest_many(&t.mesh.positions) {
+        let d = closest.signed_distance;
         assert!(
             (0.005..0.02).contains(&d),
             "shirt vertex {d} m from the tights"
