@@ -1,1 +1,3 @@
 //! See the crate docs for what this module owns.
+
+pub mod query;

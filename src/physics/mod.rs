@@ -1,1 +1,37 @@
-//! See the crate docs for what this module owns.
+//! Physics of the garment: materials, the self-supervised energies with
+//! analytic gradients (DESIGN §3), and the reference implicit solver.
+//!
+//! One energy per file, all behind the [`Energy`] trait:
+//! [`Stretch`] (StVK), [`Bend`] (dihedral), [`Inertia`], [`Gravity`],
+//! [`ExternalForce`], [`BodyCollision`], [`Friction`]. A [`Cloth`] holds the
+//! rest-shape precomputation of a garment; a [`Step`] assembles one step's
+//! incremental potential as an [`EnergySum`], which reports per-term values.
+//! The self-collision volume (DESIGN §4) enters the same sum as one more
+//! boxed term ([`EnergySum::push_boxed`]).
+
+pub mod bend;
+pub mod body_collision;
+pub mod cloth;
+pub mod config;
+pub mod energy;
+pub mod external;
+pub mod friction;
+pub mod gravity;
+pub mod inertia;
+pub mod material;
+pub mod shapes;
+pub mod solver;
+pub mod stretch;
+
+pub use bend::{Bend, BendRest};
+pub use body_collision::{BodyCollision, BodyContact, body_contacts};
+pub use cloth::{BodyMotion, Cloth, Step};
+pub use config::PhysicsConfig;
+pub use energy::{Energy, EnergySum, Evaluation, TermValue};
+pub use external::ExternalForce;
+pub use friction::{Friction, FrictionConfig};
+pub use gravity::Gravity;
+pub use inertia::{Inertia, lumped_masses};
+pub use material::Material;
+pub use solver::{ClothState, ReferenceSolver, SolverConfig, StepReport};
+pub use stretch::Stretch;

@@ -1,0 +1,105 @@
+//! Body collision: a one-sided cubic penalty on the signed distance to the
+//! posed body at t+1.
+//!
+//! Each garment vertex v is matched, once per step, to the body face closest
+//! to its *current* position x_t on the body at t+1 ([`body_contacts`]). Within
+//! the step the distance is measured along that face's normal n_v from the
+//! closest point p_v: d_v(x) = n_v·(x_v − p_v), which is linear in x, so
+//!
+//! E = w·Σ_v max(ε − d_v, 0)³,   ∂E/∂x_v = −3w·max(ε − d_v, 0)²·n_v,
+//!
+//! is C² and its correspondence cannot jump during the minimisation.
+
+use rayon::prelude::*;
+
+use super::energy::Energy;
+use crate::Vec3;
+use crate::body::query::BodyQuery;
+
+/// Default collision margin ε (m).
+pub const EPSILON: f64 = 2e-3;
+
+/// A garment vertex's body correspondence for one step.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BodyContact {
+    /// Garment vertex.
+    pub vertex: usize,
+    /// Body face closest to x_t (on the body at t+1).
+    pub face: usize,
+    /// Barycentric coordinates of the closest point in `face`.
+    pub barycentric: [f64; 3],
+    /// The closest point on the body at t+1.
+    pub point: Vec3,
+    /// Unit normal of `face` at t+1.
+    pub normal: Vec3,
+}
+
+impl BodyContact {
+    /// Signed distance d(x) = n·(x − p) along the fixed normal.
+    pub fn distance(&self, x: &Vec3) -> f64 {
+        self.normal.dot(&(x - self.point))
+    }
+}
+
+/// Matches every garment vertex to the closest face of `body_next` (the body
+/// at t+1) from its current position `x_t`.
+pub fn body_contacts(x_t: &[Vec3], body_next: &BodyQuery) -> Vec<BodyContact> {
+    body_next
+        .closest_many(x_t)
+        .into_iter()
+        .enumerate()
+        .map(|(vertex, hit)| BodyContact {
+            vertex,
+            face: hit.face,
+            barycentric: hit.barycentric,
+            point: hit.point,
+            normal: hit.face_normal,
+        })
+        .collect()
+}
+
+/// The cubic body-collision penalty of one step.
+#[derive(Clone, Debug)]
+pub struct BodyCollision<'a> {
+    contacts: &'a [BodyContact],
+    weight: f64,
+    epsilon: f64,
+}
+
+impl<'a> BodyCollision<'a> {
+    /// Penalty `weight`·max(`epsilon` − d, 0)³ over `contacts`.
+    pub fn new(contacts: &'a [BodyContact], weight: f64, epsilon: f64) -> Self {
+        BodyCollision {
+            contacts,
+            weight,
+            epsilon,
+        }
+    }
+}
+
+impl Energy for BodyCollision<'_> {
+    fn name(&self) -> &str {
+        "body_collision"
+    }
+
+    fn value_and_gradient(&self, x: &[Vec3], grad: &mut [Vec3]) -> f64 {
+        let parts: Vec<(usize, f64, Vec3)> = self
+            .contacts
+            .par_iter()
+            .filter_map(|c| {
+                let gap = self.epsilon - c.distance(&x[c.vertex]);
+                (gap > 0.0).then(|| {
+                    let value = self.weight * gap * gap * gap;
+                    (c.vertex, value, -3.0 * self.weight * gap * gap * c.normal)
+                })
+            })
+            .collect();
+        parts
+            .into_iter()
+            .map(|(v, value, g)| {
+                grad[v] += g;
+                value
+            })
+            .sum()
+    }
+}

@@ -1,0 +1,151 @@
+//! The one interface every self-supervised loss term implements, and their sum.
+//!
+//! An energy E(x) is a scalar function of the predicted garment positions x
+//! (f64, one [`Vec3`] per vertex). Each term returns its value and *adds* its
+//! analytic gradient ∂E/∂x into a shared buffer, so training (through the
+//! surrogate loss Σ x·g, DESIGN §1), the reference solver and evaluation all use
+//! the same code. Terms are summed over their elements, never averaged.
+
+use rayon::prelude::*;
+
+use crate::Vec3;
+
+/// A differentiable energy of the predicted positions.
+pub trait Energy: Send + Sync {
+    /// Short name used in logs and per-term reports ("stretch", "bend", …).
+    fn name(&self) -> &str;
+
+    /// Returns E(x) and adds ∂E/∂x into `grad` (`grad.len() == x.len()`).
+    fn value_and_gradient(&self, x: &[Vec3], grad: &mut [Vec3]) -> f64;
+
+    /// E(x) alone (default: evaluates the gradient into a scratch buffer).
+    fn value(&self, x: &[Vec3]) -> f64 {
+        let mut scratch = vec![Vec3::zeros(); x.len()];
+        self.value_and_gradient(x, &mut scratch)
+    }
+}
+
+impl<E: Energy + ?Sized> Energy for &E {
+    fn name(&self) -> &str {
+        (**self).name()
+    }
+    fn value_and_gradient(&self, x: &[Vec3], grad: &mut [Vec3]) -> f64 {
+        (**self).value_and_gradient(x, grad)
+    }
+}
+
+impl<E: Energy + ?Sized> Energy for Box<E> {
+    fn name(&self) -> &str {
+        (**self).name()
+    }
+    fn value_and_gradient(&self, x: &[Vec3], grad: &mut [Vec3]) -> f64 {
+        (**self).value_and_gradient(x, grad)
+    }
+}
+
+/// Value of one term in an [`Evaluation`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct TermValue {
+    pub name: String,
+    pub value: f64,
+}
+
+/// Total energy, its gradient and the value of every term.
+#[derive(Clone, Debug)]
+pub struct Evaluation {
+    pub total: f64,
+    pub gradient: Vec<Vec3>,
+    pub terms: Vec<TermValue>,
+}
+
+impl Evaluation {
+    /// Value of the term called `name`, if present.
+    pub fn term(&self, name: &str) -> Option<f64> {
+        self.terms.iter().find(|t| t.name == name).map(|t| t.value)
+    }
+}
+
+/// A sum of energy terms: the incremental potential of one step, or any
+/// subset of it. The self-collision volume term (DESIGN §4) plugs in here
+/// with [`EnergySum::push`] like any other term.
+#[derive(Default)]
+pub struct EnergySum<'a> {
+    terms: Vec<Box<dyn Energy + 'a>>,
+}
+
+impl<'a> EnergySum<'a> {
+    /// An empty sum.
+    pub fn new() -> Self {
+        EnergySum { terms: Vec::new() }
+    }
+
+    /// Adds a term.
+    pub fn push(&mut self, term: impl Energy + 'a) -> &mut Self {
+        self.terms.push(Box::new(term));
+        self
+    }
+
+    /// Adds a boxed term (e.g. the optional self-collision term).
+    pub fn push_boxed(&mut self, term: Box<dyn Energy + 'a>) -> &mut Self {
+        self.terms.push(term);
+        self
+    }
+
+    /// The names of the terms, in order.
+    pub fn names(&self) -> Vec<&str> {
+        self.terms.iter().map(|t| t.name()).collect()
+    }
+
+    /// Evaluates every term at `x`: the total, the summed gradient and the
+    /// per-term values.
+    pub fn evaluate(&self, x: &[Vec3]) -> Evaluation {
+        let mut gradient = vec![Vec3::zeros(); x.len()];
+        let terms: Vec<TermValue> = self
+            .terms
+            .iter()
+            .map(|t| TermValue {
+                name: t.name().to_string(),
+                value: t.value_and_gradient(x, &mut gradient),
+            })
+            .collect();
+        Evaluation {
+            total: terms.iter().map(|t| t.value).sum(),
+            gradient,
+            terms,
+        }
+    }
+}
+
+impl Energy for EnergySum<'_> {
+    fn name(&self) -> &str {
+        "sum"
+    }
+    fn value_and_gradient(&self, x: &[Vec3], grad: &mut [Vec3]) -> f64 {
+        self.terms
+            .iter()
+            .map(|t| t.value_and_gradient(x, grad))
+            .sum()
+    }
+}
+
+/// Sums a per-element energy over `elements` in parallel and scatters the
+/// element gradients into `grad` in element order (deterministic result).
+/// `element` returns (value, the K vertex indices, ∂E_e/∂x for each of them).
+pub(crate) fn sum_over_elements<T, const K: usize>(
+    elements: &[T],
+    grad: &mut [Vec3],
+    element: impl Fn(&T) -> (f64, [usize; K], [Vec3; K]) + Sync + Send,
+) -> f64
+where
+    T: Sync,
+{
+    let parts: Vec<(f64, [usize; K], [Vec3; K])> = elements.par_iter().map(element).collect();
+    let mut total = 0.0;
+    for (value, vertices, grads) in parts {
+        total += value;
+        for (v, g) in vertices.into_iter().zip(grads) {
+            grad[v] += g;
+        }
+    }
+    total
+}
