@@ -1,5 +1,43 @@
 //! Indexed triangle meshes in f64: the type, file I/O and topology.
 
+pub mod obj;
+pub mod ply;
+mod topology;
 mod trimesh;
 
+use std::path::Path;
+
+pub use topology::Topology;
 pub use trimesh::TriMesh;
+
+use crate::{Error, Result};
+
+/// Reads a triangle mesh from `.ply` or `.obj` (by extension, any case),
+/// checking index ranges and finite coordinates.
+pub fn read_mesh(path: &Path) -> Result<TriMesh> {
+    let extension = path
+        .extension()
+        .map(|e| e.to_string_lossy().to_ascii_lowercase());
+    let mesh = match extension.as_deref() {
+        Some("ply") => ply::read_ply(path)?.mesh,
+        Some("obj") => obj::read_obj(path)?.mesh,
+        _ => {
+            return Err(Error::parse(
+                path,
+                "unknown mesh format: expected a .ply or .obj file",
+            ));
+        }
+    };
+    mesh.validate(&path.display().to_string())?;
+    Ok(mesh)
+}
+
+/// Writes `mesh` as binary little-endian PLY with double coordinates, atomically.
+pub fn write_ply_simple(path: &Path, mesh: &TriMesh) -> Result<()> {
+    ply::write_ply(
+        path,
+        mesh,
+        &ply::PlyExtras::default(),
+        ply::PlyFormat::BinaryLittleEndian,
+    )
+}
