@@ -19,6 +19,7 @@ pub mod friction;
 pub mod gravity;
 pub mod inertia;
 pub mod material;
+pub mod reference;
 pub mod shapes;
 pub mod solver;
 pub mod stretch;
