@@ -2,6 +2,23 @@
 //! Analysis (GIA) and the differentiable penetration volume (DESIGN §4).
 
 pub mod bvh;
+pub mod closure;
+pub mod config;
+pub mod flood_fill;
+pub mod intersections;
+pub mod metric;
+pub mod paths;
 pub mod points;
 pub mod predicates;
+pub mod region;
+pub mod remesh;
+mod self_collision;
 pub mod tri_tri;
+pub mod volume;
+
+pub use config::{LoopClosure, LossKind, SelfCollisionConfig};
+pub use metric::{CSummary, c_metric, summarize_c};
+pub use region::SkipReason;
+pub use self_collision::{
+    Diagnostics, PathSummary, Region, SelfCollision, SelfCollisionReport, SkippedPath,
+};

@@ -41,6 +41,12 @@ pub fn orient2d(a: [f64; 2], b: [f64; 2], c: [f64; 2]) -> f64 {
 ///
 /// Returns 0 only when two indices are equal (a truly degenerate query).
 pub fn orient3d_sign(positions: &[Vec3], quad: [usize; 4]) -> i8 {
+    orient3d_sign_tied(positions, quad).0
+}
+
+/// [`orient3d_sign`] and whether the exact determinant was zero (the sign
+/// then comes from the tie-break).
+pub fn orient3d_sign_tied(positions: &[Vec3], quad: [usize; 4]) -> (i8, bool) {
     let mut idx = quad;
     let mut parity = 1i8;
     // Insertion sort on four elements, counting transpositions.
@@ -53,12 +59,12 @@ pub fn orient3d_sign(positions: &[Vec3], quad: [usize; 4]) -> i8 {
         }
     }
     if idx[0] == idx[1] || idx[1] == idx[2] || idx[2] == idx[3] {
-        return 0;
+        return (0, true);
     }
     let [a, b, c, d] = idx.map(|i| &positions[i]);
     let det = orient3d(a, b, c, d);
     let sign = if det < 0.0 { -1 } else { 1 };
-    sign * parity
+    (sign * parity, det == 0.0)
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@
 //!   vertex the two faces share.
 
 use super::points::PointKey;
-use super::predicates::{orient2d, orient3d, orient3d_sign};
+use super::predicates::{orient2d, orient3d, orient3d_sign, orient3d_sign_tied};
 use crate::Vec3;
 
 /// Whether the closed triangles `t` and `u` have at least one common point.
@@ -105,13 +105,16 @@ fn segments_meet_2d(a: [f64; 2], b: [f64; 2], c: [f64; 2], d: [f64; 2]) -> bool 
 /// into `positions`), decided on tie-broken exact signs: the end points lie on
 /// opposite sides of the triangle's plane and the edge's line passes on the
 /// same side of all three triangle edges. Edges that share a vertex with the
-/// triangle never pierce it.
+/// triangle never pierce it, and neither do edges lying exactly in its plane:
+/// a coplanar contact does not cross the surface and encloses no volume
+/// (flat garment regions are full of such contacts between faces that share
+/// a vertex).
 pub fn edge_pierces_triangle(positions: &[Vec3], edge: [usize; 2], tri: [usize; 3]) -> bool {
     let [a, b] = edge;
     let [p, q, r] = tri;
-    let sa = orient3d_sign(positions, [p, q, r, a]);
-    let sb = orient3d_sign(positions, [p, q, r, b]);
-    if sa == 0 || sb == 0 || sa == sb {
+    let (sa, a_on_plane) = orient3d_sign_tied(positions, [p, q, r, a]);
+    let (sb, b_on_plane) = orient3d_sign_tied(positions, [p, q, r, b]);
+    if sa == 0 || sb == 0 || sa == sb || (a_on_plane && b_on_plane) {
         return false;
     }
     let s1 = orient3d_sign(positions, [a, b, p, q]);

@@ -2,13 +2,11 @@
 //! and bending energy with the *default* material (so runs with different
 //! materials are comparable), body penetration and edge strain.
 
-use std::collections::BTreeSet;
-
 use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::body::query::BodyQuery;
-use crate::mesh::TriMesh;
+use crate::mesh::{Topology, TriMesh};
 use crate::physics::{Bend, BendRest, Energy, Material, Stretch};
 use crate::{Error, Result, Vec3};
 
@@ -41,13 +39,7 @@ impl GarmentMetrics {
     /// Precomputes the default-material energies and the rest edge lengths.
     pub fn new(rest: &TriMesh) -> Result<Self> {
         let material = Material::default();
-        let edges: Vec<[usize; 2]> = rest
-            .faces
-            .iter()
-            .flat_map(|f| (0..3).map(move |k| [f[k].min(f[(k + 1) % 3]), f[k].max(f[(k + 1) % 3])]))
-            .collect::<BTreeSet<_>>()
-            .into_iter()
-            .collect();
+        let edges = Topology::new(rest).edges().to_vec();
         let rest_lengths: Vec<f64> = edges
             .iter()
             .map(|&[a, b]| (rest.positions[a] - rest.positions[b]).norm())

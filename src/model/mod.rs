@@ -1,1 +1,27 @@
-//! See the crate docs for what this module owns.
+//! The self-collision-aware graph network (DESIGN §5): per-step graphs
+//! (mesh, HOOD coarse levels, body and SENC self-collision edges), input
+//! features and their normalisers, the encode-process-decode network in
+//! burn, checkpoints, and the training hooks the loop needs.
+
+pub mod architecture;
+pub mod checkpoint;
+pub mod coarse;
+pub mod config;
+pub mod device;
+pub mod features;
+pub mod fixture;
+pub mod graph;
+pub mod grid;
+pub mod mlp;
+pub mod network;
+pub mod normalizer;
+pub mod simulator;
+pub mod step_graph;
+pub mod trainer;
+
+pub use architecture::{Architecture, EdgeKind};
+pub use config::ModelConfig;
+pub use network::{GraphNet, GraphTensors};
+pub use simulator::NeuralSimulator;
+pub use step_graph::{GarmentGraph, Normalizers, StepGraph, StepInputs};
+pub use trainer::{Trainer, UpdateStats};

@@ -13,12 +13,10 @@
 //! ∂θ/∂c = −|e|·N0/|N0|², ∂θ/∂d = −|e|·N1/|N1|², and for a and b the
 //! projections of c and d onto the edge distribute the same two vectors.
 
-use std::collections::HashMap;
-
 use serde::{Deserialize, Serialize};
 
 use super::energy::{Energy, sum_over_elements};
-use crate::mesh::TriMesh;
+use crate::mesh::{Topology, TriMesh};
 use crate::{Result, Vec3};
 
 /// Which dihedral angle a hinge rests at.
@@ -76,34 +74,36 @@ impl Bend {
     }
 }
 
-/// (face, directed start vertex of the edge in it, opposite vertex).
-type IncidentFace = (usize, usize, usize);
-
-/// Interior edges as ([a, b, c, d], face of c, face of d); face 0 contains a→b.
+/// Interior edges as ([a, b, c, d], face of c, face of d); face 0 runs a→b
+/// and c, d are the corners opposite the edge.
 fn interior_hinges(mesh: &TriMesh) -> Vec<([usize; 4], usize, usize)> {
-    // Undirected edge -> (face, directed start, opposite vertex) per incident face.
-    let mut incident: HashMap<(usize, usize), Vec<IncidentFace>> = HashMap::new();
-    for (f, face) in mesh.faces.iter().enumerate() {
-        for k in 0..3 {
-            let (a, b, c) = (face[k], face[(k + 1) % 3], face[(k + 2) % 3]);
-            incident
-                .entry((a.min(b), a.max(b)))
-                .or_default()
-                .push((f, a, c));
-        }
-    }
-    let mut hinges: Vec<_> = incident
-        .into_iter()
-        .filter_map(|((lo, hi), sides)| match sides[..] {
-            [(f0, start, c), (f1, _, d)] => {
-                let (a, b) = if start == lo { (lo, hi) } else { (hi, lo) };
-                Some(([a, b, c, d], f0, f1))
-            }
-            _ => None,
+    let topology = Topology::new(mesh);
+    (0..topology.num_edges())
+        .filter_map(|e| {
+            let &[f0, f1] = topology.edge_faces(e) else {
+                return None;
+            };
+            let [p, q] = topology.edges()[e];
+            let face0 = mesh.faces[f0];
+            let k = (0..3).find(|&k| face0[k] == p || face0[k] == q)?;
+            // Face 0 traverses the edge from `a` to `b`: a = first edge vertex met going round.
+            let (a, b) = if face0[(k + 1) % 3] == p || face0[(k + 1) % 3] == q {
+                (face0[k], face0[(k + 1) % 3])
+            } else {
+                (face0[(k + 2) % 3], face0[k])
+            };
+            let c = opposite(face0, p, q);
+            let d = opposite(mesh.faces[f1], p, q);
+            Some(([a, b, c, d], f0, f1))
         })
-        .collect();
-    hinges.sort_unstable_by_key(|h| (h.0[0].min(h.0[1]), h.0[0].max(h.0[1])));
-    hinges
+        .collect()
+}
+
+/// The corner of `face` that is neither `p` nor `q`.
+fn opposite(face: [usize; 3], p: usize, q: usize) -> usize {
+    face.into_iter()
+        .find(|&v| v != p && v != q)
+        .expect("a face has a corner off each of its edges")
 }
 
 /// Signed dihedral angle θ of the hinge [a, b, c, d] at `x` (0 when flat).

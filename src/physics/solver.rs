@@ -26,7 +26,7 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 use super::cloth::{BodyMotion, Cloth, Step};
-use super::energy::{EnergySum, Evaluation, TermValue};
+use super::energy::{Energy, EnergySum, Evaluation, TermValue};
 use crate::{Error, Result, Vec3};
 
 /// Settings of the reference solver.
@@ -245,6 +245,8 @@ pub struct StepReport {
 /// Steps a garment with backward Euler; pinned vertices follow their targets.
 pub struct ReferenceSolver<'a> {
     cloth: &'a Cloth,
+    /// Terms added to every step's potential, e.g. the self-collision volume.
+    extra_terms: Vec<Box<dyn Energy + 'a>>,
     free: Vec<bool>,
     inertia_free_diagonal: Vec<f64>,
     weight_norm: f64,
@@ -272,10 +274,18 @@ impl<'a> ReferenceSolver<'a> {
             .max(f64::MIN_POSITIVE);
         Ok(ReferenceSolver {
             cloth,
+            extra_terms: Vec::new(),
             free,
             inertia_free_diagonal: cloth.membrane_stiffness_diagonal(),
             weight_norm,
         })
+    }
+
+    /// Adds a term that depends on x only (not on the step), such as the
+    /// self-collision penetration volume, to every step's potential.
+    pub fn with_term(mut self, term: Box<dyn Energy + 'a>) -> Self {
+        self.extra_terms.push(term);
+        self
     }
 
     /// The first step: settle from `state` (the skinned rest pose) against a
@@ -330,7 +340,10 @@ impl<'a> ReferenceSolver<'a> {
             .zip(&self.inertia_free_diagonal)
             .map(|(m, k)| (m * inv_dt2 + k).max(f64::MIN_POSITIVE))
             .collect();
-        let energy = step.energies();
+        let mut energy = step.energies();
+        for term in &self.extra_terms {
+            energy.push(term);
+        }
         let solve = minimize(
             &energy,
             &mut x,

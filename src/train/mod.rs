@@ -1,1 +1,4 @@
-//! See the crate docs for what this module owns.
+//! Self-supervised training (DESIGN §6): samples, schedules, the loop and its
+//! checkpoints.
+
+pub mod schedule;

@@ -1,0 +1,272 @@
+//! Garment closure (DESIGN §4.1): every chosen boundary loop gets a centre
+//! vertex (the mean of the loop's vertices, recomputed from the current
+//! positions) and a fan of cap triangles oriented opposite to the garment face
+//! on each boundary edge, so the closed surface is consistently oriented.
+//!
+//! The closed mesh also carries the edge adjacency the analysis needs.
+
+use std::collections::HashMap;
+
+use super::config::LoopClosure;
+use crate::mesh::TriMesh;
+use crate::{Error, Result, Vec3};
+
+/// A garment with capped boundary loops. Vertices `0..num_garment_vertices`
+/// are the garment's; vertex `num_garment_vertices + i` is the centre of
+/// `caps[i]`. Faces `0..num_garment_faces` are the garment's, in order.
+#[derive(Clone, Debug)]
+pub struct ClosedMesh {
+    num_garment_vertices: usize,
+    num_garment_faces: usize,
+    faces: Vec<[usize; 3]>,
+    caps: Vec<Vec<usize>>,
+    edges: Vec<[usize; 2]>,
+    edge_index: HashMap<[usize; 2], usize>,
+    edge_faces: Vec<Vec<usize>>,
+    face_edges: Vec<[usize; 3]>,
+}
+
+impl ClosedMesh {
+    /// Caps the loops of `boundary_loops` (ordered vertex cycles oriented like
+    /// the boundary edges of their faces) that `closure` selects.
+    pub fn new(
+        mesh: &TriMesh,
+        boundary_loops: &[Vec<usize>],
+        closure: &LoopClosure,
+    ) -> Result<Self> {
+        let chosen: Vec<usize> = match closure {
+            LoopClosure::All => (0..boundary_loops.len()).collect(),
+            LoopClosure::None => vec![],
+            LoopClosure::List(list) => {
+                if let Some(&bad) = list.iter().find(|&&i| i >= boundary_loops.len()) {
+                    return Err(Error::invalid(format!(
+                        "loop {bad} cannot be closed: the mesh has {} boundary loops",
+                        boundary_loops.len()
+                    )));
+                }
+                list.clone()
+            }
+        };
+        let n = mesh.num_vertices();
+        let mut faces = mesh.faces.clone();
+        let mut caps = vec![];
+        for &l in &chosen {
+            let lp = &boundary_loops[l];
+            if lp.len() < 3 {
+                return Err(Error::invalid(format!(
+                    "boundary loop {l} has {} vertices; a cap needs at least 3",
+                    lp.len()
+                )));
+            }
+            let centre = n + caps.len();
+            for k in 0..lp.len() {
+                let (a, b) = (lp[k], lp[(k + 1) % lp.len()]);
+                // The garment face holds a → b; the cap runs b → a.
+                faces.push([b, a, centre]);
+            }
+            caps.push(lp.clone());
+        }
+        let mut closed = ClosedMesh {
+            num_garment_vertices: n,
+            num_garment_faces: mesh.num_faces(),
+            faces,
+            caps,
+            edges: vec![],
+            edge_index: HashMap::new(),
+            edge_faces: vec![],
+            face_edges: vec![],
+        };
+        closed.build_edges();
+        Ok(closed)
+    }
+
+    fn build_edges(&mut self) {
+        let mut face_edges = Vec::with_capacity(self.faces.len());
+        for (f, face) in self.faces.iter().enumerate() {
+            let mut fe = [0; 3];
+            for k in 0..3 {
+                let (a, b) = (face[k], face[(k + 1) % 3]);
+                let key = [a.min(b), a.max(b)];
+                let e = *self.edge_index.entry(key).or_insert_with(|| {
+                    self.edges.push(key);
+                    self.edge_faces.push(vec![]);
+                    self.edges.len() - 1
+                });
+                self.edge_faces[e].push(f);
+                fe[k] = e;
+            }
+            face_edges.push(fe);
+        }
+        self.face_edges = face_edges;
+    }
+
+    /// Number of vertices including cap centres.
+    pub fn num_vertices(&self) -> usize {
+        self.num_garment_vertices + self.caps.len()
+    }
+
+    /// Number of garment vertices (the rest are cap centres).
+    pub fn num_garment_vertices(&self) -> usize {
+        self.num_garment_vertices
+    }
+
+    /// Number of garment faces (the rest are cap faces).
+    pub fn num_garment_faces(&self) -> usize {
+        self.num_garment_faces
+    }
+
+    /// Faces of the closed surface: the garment's, then the caps'.
+    pub fn faces(&self) -> &[[usize; 3]] {
+        &self.faces
+    }
+
+    /// The capped loops, in the order of their centre vertices.
+    pub fn caps(&self) -> &[Vec<usize>] {
+        &self.caps
+    }
+
+    /// Undirected edges (ascending vertex pair).
+    pub fn edges(&self) -> &[[usize; 2]] {
+        &self.edges
+    }
+
+    /// Index of edge (a, b) in either order.
+    pub fn edge_index(&self, a: usize, b: usize) -> Option<usize> {
+        self.edge_index.get(&[a.min(b), a.max(b)]).copied()
+    }
+
+    /// Faces holding edge `e` (two on a closed manifold).
+    pub fn edge_faces(&self, e: usize) -> &[usize] {
+        &self.edge_faces[e]
+    }
+
+    /// Edges of face `f`; edge k joins corners k and k + 1.
+    pub fn face_edges(&self, f: usize) -> [usize; 3] {
+        self.face_edges[f]
+    }
+
+    /// Positions of the closed mesh: the garment's, then the cap centres.
+    pub fn vertices(&self, garment: &[Vec3]) -> Vec<Vec3> {
+        let mut all = garment.to_vec();
+        all.extend(
+            self.caps
+                .iter()
+                .map(|lp| lp.iter().map(|&v| garment[v]).sum::<Vec3>() / lp.len() as f64),
+        );
+        all
+    }
+
+    /// Gradient with respect to garment vertices from a gradient over all
+    /// closed-mesh vertices: a centre passes 1/|loop| of its gradient to
+    /// each loop vertex.
+    pub fn pull_back(&self, closed_grad: &[Vec3]) -> Vec<Vec3> {
+        let mut grad = closed_grad[..self.num_garment_vertices].to_vec();
+        for (i, lp) in self.caps.iter().enumerate() {
+            let g = closed_grad[self.num_garment_vertices + i] / lp.len() as f64;
+            for &v in lp {
+                grad[v] += g;
+            }
+        }
+        grad
+    }
+}
+
+/// Boundary loops of a triangle mesh: ordered vertex cycles, each oriented like
+/// the boundary edges of its faces. Errors when the boundary is not a set of
+/// disjoint simple cycles (a non-manifold boundary vertex).
+pub fn boundary_loops(mesh: &TriMesh) -> Result<Vec<Vec<usize>>> {
+    let mut count: HashMap<[usize; 2], usize> = HashMap::new();
+    for face in &mesh.faces {
+        for k in 0..3 {
+            let (a, b) = (face[k], face[(k + 1) % 3]);
+            *count.entry([a.min(b), a.max(b)]).or_default() += 1;
+        }
+    }
+    let mut next: HashMap<usize, usize> = HashMap::new();
+    for face in &mesh.faces {
+        for k in 0..3 {
+            let (a, b) = (face[k], face[(k + 1) % 3]);
+            if count[&[a.min(b), a.max(b)]] == 1 && next.insert(a, b).is_some() {
+                return Err(Error::invalid(format!(
+                    "boundary vertex {a} starts two boundary edges; the boundary is not a set of simple loops"
+                )));
+            }
+        }
+    }
+    let mut starts: Vec<usize> = next.keys().copied().collect();
+    starts.sort_unstable();
+    let mut seen = std::collections::HashSet::new();
+    let mut loops = vec![];
+    for s in starts {
+        if seen.contains(&s) {
+            continue;
+        }
+        let mut lp = vec![];
+        let mut v = s;
+        while seen.insert(v) {
+            lp.push(v);
+            v = *next.get(&v).ok_or_else(|| {
+                Error::invalid(format!("boundary at vertex {v} does not close into a loop"))
+            })?;
+        }
+        if v != s {
+            return Err(Error::invalid(format!(
+                "boundary loop through vertex {s} runs into vertex {v} twice"
+            )));
+        }
+        loops.push(lp);
+    }
+    Ok(loops)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A square of two triangles: one boundary loop of four vertices.
+    fn square() -> TriMesh {
+        let p = [[0., 0., 0.], [1., 0., 0.], [1., 1., 0.], [0., 1., 0.]].map(Vec3::from);
+        TriMesh::new(p.to_vec(), vec![[0, 1, 2], [0, 2, 3]], "square").unwrap()
+    }
+
+    #[test]
+    fn cap_closes_and_orients_the_surface() {
+        let mesh = square();
+        let loops = boundary_loops(&mesh).unwrap();
+        assert_eq!(loops, vec![vec![0, 1, 2, 3]]);
+        let closed = ClosedMesh::new(&mesh, &loops, &LoopClosure::All).unwrap();
+        assert_eq!(closed.faces().len(), 6);
+        // Every edge has two faces traversing it in opposite directions.
+        for (e, &[a, b]) in closed.edges().iter().enumerate() {
+            let dirs: Vec<bool> = closed
+                .edge_faces(e)
+                .iter()
+                .map(|&f| {
+                    let t = closed.faces()[f];
+                    (0..3).any(|k| t[k] == a && t[(k + 1) % 3] == b)
+                })
+                .collect();
+            assert_eq!(dirs.len(), 2);
+            assert_ne!(dirs[0], dirs[1]);
+        }
+        let v = closed.vertices(&mesh.positions);
+        assert_eq!(v[4], Vec3::new(0.5, 0.5, 0.0));
+        let mut g = vec![Vec3::zeros(); 5];
+        g[4] = Vec3::new(4.0, 0.0, 0.0);
+        assert!(
+            closed
+                .pull_back(&g)
+                .iter()
+                .all(|x| *x == Vec3::new(1.0, 0.0, 0.0))
+        );
+    }
+
+    #[test]
+    fn closure_choices() {
+        let mesh = square();
+        let loops = boundary_loops(&mesh).unwrap();
+        let none = ClosedMesh::new(&mesh, &loops, &LoopClosure::None).unwrap();
+        assert_eq!(none.faces().len(), 2);
+        assert!(ClosedMesh::new(&mesh, &loops, &LoopClosure::List(vec![1])).is_err());
+    }
+}

@@ -1,0 +1,517 @@
+//! Splitting the faces crossed by one intersection path along its segments
+//! (DESIGN §4.3), so the path runs along edges of the split mesh.
+//!
+//! Inside a birth triangle the path's segments form chords (chains whose ends
+//! lie on the triangle's boundary: on an edge, where that edge pierces another
+//! face, or at a corner shared with the other face) and closed chains (another
+//! sheet poking through the interior). Each split face ("piece") is a polygon,
+//! possibly with holes, traced on the planar graph of the triangle's boundary
+//! arcs and the chords; it remembers its birth triangle and the parts of the
+//! birth triangle's edges ("arcs") on its boundary, which is how the flood
+//! fill crosses into neighbouring triangles.
+
+use std::collections::HashMap;
+
+use super::closure::ClosedMesh;
+use super::intersections::Segment;
+use super::paths::Path;
+use super::points::{PointKey, PointSet};
+use super::predicates::orient2d;
+use crate::Vec3;
+
+/// A vertex of a split face: a mesh vertex or an intersection point.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum PieceVertex {
+    /// Vertex of the closed mesh.
+    Mesh(usize),
+    /// Index into the [`PointSet`].
+    Point(usize),
+}
+
+/// One split face: the part of `birth` bounded by `loops`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Piece {
+    /// The closed-mesh face it was cut from.
+    pub birth: usize,
+    /// Outer boundary (counter-clockwise about the birth normal), then holes
+    /// (clockwise).
+    pub loops: Vec<Vec<PieceVertex>>,
+    /// Boundary parts on the birth triangle's edges: (edge, interval), the
+    /// interval counted from the edge's lower vertex index between the
+    /// path's points on that edge.
+    pub arcs: Vec<(usize, usize)>,
+}
+
+/// Why a path's faces could not be split.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+pub enum SplitError {
+    /// Point degrees or edge cuts disagree (exactly coplanar faces under the
+    /// tie-break, or a non-manifold mesh).
+    Inconsistent,
+    /// The path crosses itself inside a triangle (a triple point of one path).
+    SelfCrossing,
+    /// A zero-area birth triangle.
+    Degenerate,
+}
+
+/// The faces crossed by one path, split; every other face is whole.
+#[derive(Clone, Debug, Default)]
+pub struct SplitSurface {
+    /// All pieces, grouped by birth triangle.
+    pub pieces: Vec<Piece>,
+    /// Birth triangle → range in `pieces`.
+    pub cut: HashMap<usize, std::ops::Range<usize>>,
+    /// (edge, interval) → pieces touching it.
+    arc_pieces: HashMap<(usize, usize), Vec<usize>>,
+    /// (face, segment, forward) → piece on the left of that segment
+    /// traversed from `ends[0]` to `ends[1]` (forward) or back.
+    side: HashMap<(usize, usize, bool), usize>,
+}
+
+impl SplitSurface {
+    /// Splits every face the path crosses.
+    pub fn along_path(
+        path: &Path,
+        segments: &[Segment],
+        points: &PointSet,
+        closed: &ClosedMesh,
+        vertices: &[Vec3],
+    ) -> Result<Self, SplitError> {
+        let mut per_face: HashMap<usize, Vec<usize>> = HashMap::new();
+        for &s in &path.segments {
+            for f in segments[s].faces {
+                per_face.entry(f).or_default().push(s);
+            }
+        }
+        let mut faces: Vec<usize> = per_face.keys().copied().collect();
+        faces.sort_unstable();
+        let mut surface = SplitSurface::default();
+        let mut edge_cuts: HashMap<usize, usize> = HashMap::new();
+        for f in faces {
+            let cut = TriangleCut::new(f, &per_face[&f], segments, points, closed, vertices)?;
+            for (k, &e) in closed.face_edges(f).iter().enumerate() {
+                let m = cut.edge_points[k];
+                if *edge_cuts.entry(e).or_insert(m) != m {
+                    return Err(SplitError::Inconsistent);
+                }
+            }
+            let start = surface.pieces.len();
+            for ((seg, forward), piece) in cut.side {
+                surface.side.insert((f, seg, forward), start + piece);
+            }
+            for (i, piece) in cut.pieces.into_iter().enumerate() {
+                for &arc in &piece.arcs {
+                    surface.arc_pieces.entry(arc).or_default().push(start + i);
+                }
+                surface.pieces.push(piece);
+            }
+            surface.cut.insert(f, start..surface.pieces.len());
+        }
+        // A cut edge must be cut the same way in every face that holds it.
+        for (&e, &m) in &edge_cuts {
+            if m > 0
+                && !closed
+                    .edge_faces(e)
+                    .iter()
+                    .all(|f| surface.cut.contains_key(f))
+            {
+                return Err(SplitError::Inconsistent);
+            }
+        }
+        Ok(surface)
+    }
+
+    /// The piece on the left of `segment` inside `face` (walking from
+    /// `ends[0]` to `ends[1]` when `forward`).
+    pub fn side_of(&self, face: usize, segment: usize, forward: bool) -> Option<usize> {
+        self.side.get(&(face, segment, forward)).copied()
+    }
+
+    /// Pieces of other birth triangles sharing arc (edge, interval).
+    pub fn pieces_on_arc(&self, edge: usize, interval: usize) -> &[usize] {
+        self.arc_pieces
+            .get(&(edge, interval))
+            .map_or(&[], |v| v.as_slice())
+    }
+}
+
+/// Where a path point lies relative to the triangle being cut.
+#[derive(Clone, Copy, Debug)]
+enum Local {
+    Corner(usize),
+    /// On edge k (joining corners k and k + 1).
+    Boundary(usize),
+    Interior,
+}
+
+/// A node of the triangle's planar graph.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Node {
+    Corner(usize),
+    Point(usize),
+}
+
+/// A directed edge of the planar graph.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum HalfEdge {
+    /// Boundary arc from `boundary[i]` to `boundary[i + 1]`.
+    Arc(usize),
+    /// Chord = path segment, `forward` from `ends[0]` to `ends[1]`.
+    Chord(usize, bool),
+}
+
+/// The split of one birth triangle.
+struct TriangleCut {
+    pieces: Vec<Piece>,
+    /// (segment, forward) → local piece index.
+    side: Vec<((usize, bool), usize)>,
+    /// Number of path points on each edge of the triangle.
+    edge_points: [usize; 3],
+}
+
+impl TriangleCut {
+    fn new(
+        f: usize,
+        segs: &[usize],
+        segments: &[Segment],
+        points: &PointSet,
+        closed: &ClosedMesh,
+        vertices: &[Vec3],
+    ) -> Result<Self, SplitError> {
+        let tri = closed.faces()[f];
+        let corners = tri.map(|v| vertices[v]);
+        let frame = PlaneFrame::new(&corners).ok_or(SplitError::Degenerate)?;
+        let face_edges = closed.face_edges(f);
+
+        // Classify the path's points in this triangle.
+        let mut local: HashMap<usize, Local> = HashMap::new();
+        for &s in segs {
+            for p in segments[s].ends {
+                local.insert(p, classify(points, p, f, &tri)?);
+            }
+        }
+        let node = |p: usize| match local[&p] {
+            Local::Corner(k) => Node::Corner(k),
+            _ => Node::Point(p),
+        };
+        // Boundary sequence, counter-clockwise: corner k, then the points on
+        // edge k ordered from corner k.
+        let mut boundary: Vec<Node> = vec![];
+        let mut arc_ids: Vec<(usize, usize)> = vec![];
+        let mut edge_points = [0; 3];
+        for k in 0..3 {
+            let mut on_edge: Vec<(f64, usize)> = local
+                .iter()
+                .filter_map(|(&p, l)| match *l {
+                    Local::Boundary(j) if j == k => Some((points.edge_parameter(p)?, p)),
+                    _ => None,
+                })
+                .collect();
+            // Canonical order (from the lower vertex index), then this edge's direction.
+            on_edge.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+            let along = tri[k] < tri[(k + 1) % 3];
+            if !along {
+                on_edge.reverse();
+            }
+            let m = on_edge.len();
+            edge_points[k] = m;
+            boundary.push(Node::Corner(k));
+            for (i, &(_, p)) in on_edge.iter().enumerate() {
+                boundary.push(Node::Point(p));
+                let interval = if along { i } else { m - i };
+                arc_ids.push((face_edges[k], interval));
+            }
+            arc_ids.push((face_edges[k], if along { m } else { 0 }));
+        }
+        let boundary_pos: HashMap<Node, usize> =
+            boundary.iter().enumerate().map(|(i, &n)| (n, i)).collect();
+
+        // Chords incident to each node.
+        let mut chords: HashMap<Node, Vec<(usize, bool)>> = HashMap::new();
+        for &s in segs {
+            let [a, b] = segments[s].ends;
+            chords.entry(node(a)).or_default().push((s, true));
+            chords.entry(node(b)).or_default().push((s, false));
+        }
+        let end_node = |h: HalfEdge| match h {
+            HalfEdge::Arc(i) => boundary[(i + 1) % boundary.len()],
+            HalfEdge::Chord(s, fwd) => node(segments[s].ends[fwd as usize]),
+        };
+        let start_node = |h: HalfEdge| match h {
+            HalfEdge::Arc(i) => boundary[i],
+            HalfEdge::Chord(s, fwd) => node(segments[s].ends[!fwd as usize]),
+        };
+        let position = |n: Node| match n {
+            Node::Corner(k) => frame.project(&corners[k]),
+            Node::Point(p) => frame.project(&points.position(p)),
+        };
+        reject_crossing_chords(segs, segments, &node, &position)?;
+
+        // Chords at each corner, by angle from the outgoing edge (ascending).
+        let mut corner_chords: [Vec<(usize, bool)>; 3] = Default::default();
+        for (k, list) in corner_chords.iter_mut().enumerate() {
+            let c = position(Node::Corner(k));
+            let out = sub(position(Node::Corner((k + 1) % 3)), c);
+            let mut with_angle: Vec<(f64, (usize, bool))> = chords
+                .get(&Node::Corner(k))
+                .into_iter()
+                .flatten()
+                .map(|&(s, leaves_from_a)| {
+                    let far = node(segments[s].ends[leaves_from_a as usize]);
+                    let d = sub(position(far), c);
+                    (cross(out, d).atan2(dot(out, d)), (s, leaves_from_a))
+                })
+                .collect();
+            with_angle.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+            *list = with_angle.into_iter().map(|(_, c)| c).collect();
+        }
+
+        // The next half-edge keeping the face on the left.
+        let next = |h: HalfEdge| -> Result<HalfEdge, SplitError> {
+            let at = end_node(h);
+            let arc_out = || HalfEdge::Arc(boundary_pos[&at]);
+            let chords_here = chords.get(&at).map_or(&[][..], |v| v.as_slice());
+            match (at, h) {
+                (Node::Corner(k), HalfEdge::Arc(_)) => Ok(corner_chords[k]
+                    .last()
+                    .map_or_else(arc_out, |&(s, f)| HalfEdge::Chord(s, f))),
+                (Node::Corner(k), HalfEdge::Chord(s, fwd)) => {
+                    let j = corner_chords[k]
+                        .iter()
+                        .position(|&c| c == (s, !fwd))
+                        .ok_or(SplitError::Inconsistent)?;
+                    Ok(if j == 0 {
+                        arc_out()
+                    } else {
+                        let (t, f) = corner_chords[k][j - 1];
+                        HalfEdge::Chord(t, f)
+                    })
+                }
+                (Node::Point(_), _) if boundary_pos.contains_key(&at) => match (h, chords_here) {
+                    (HalfEdge::Arc(_), [(s, f)]) => Ok(HalfEdge::Chord(*s, *f)),
+                    (HalfEdge::Chord(..), [_]) => Ok(arc_out()),
+                    _ => Err(SplitError::Inconsistent),
+                },
+                (Node::Point(_), HalfEdge::Chord(s, fwd)) => match chords_here {
+                    [a, b] => {
+                        let (t, f) = if a.0 == s { *b } else { *a };
+                        Ok(HalfEdge::Chord(t, f))
+                    }
+                    // A path ending inside the triangle (an open boundary of
+                    // the other sheet passes through it): turn around; the
+                    // dangling chord separates nothing.
+                    [_] => Ok(HalfEdge::Chord(s, !fwd)),
+                    _ => Err(SplitError::Inconsistent),
+                },
+                (Node::Point(_), HalfEdge::Arc(_)) => Err(SplitError::Inconsistent),
+            }
+        };
+
+        // Trace every face of the planar graph inside the triangle.
+        let mut half_edges: Vec<HalfEdge> = (0..boundary.len()).map(HalfEdge::Arc).collect();
+        for &s in segs {
+            half_edges.push(HalfEdge::Chord(s, true));
+            half_edges.push(HalfEdge::Chord(s, false));
+        }
+        let mut traced: HashMap<HalfEdge, usize> = HashMap::new();
+        let mut cycles: Vec<Vec<HalfEdge>> = vec![];
+        for &start in &half_edges {
+            if traced.contains_key(&start) {
+                continue;
+            }
+            let mut cycle = vec![];
+            let mut h = start;
+            loop {
+                if traced.insert(h, cycles.len()).is_some() || cycle.len() > half_edges.len() {
+                    return Err(SplitError::Inconsistent);
+                }
+                cycle.push(h);
+                h = next(h)?;
+                if h == start {
+                    break;
+                }
+            }
+            cycles.push(cycle);
+        }
+
+        // Outer boundaries (with an arc, or counter-clockwise) become pieces;
+        // clockwise chord-only cycles are holes of the piece around them.
+        let polygon = |c: &[HalfEdge]| -> Vec<[f64; 2]> {
+            c.iter().map(|&h| position(start_node(h))).collect()
+        };
+        let area = |c: &[HalfEdge]| signed_area(&polygon(c));
+        let is_outer =
+            |c: &[HalfEdge]| c.iter().any(|h| matches!(h, HalfEdge::Arc(_))) || area(c) > 0.0;
+        let outer: Vec<usize> = (0..cycles.len())
+            .filter(|&i| is_outer(&cycles[i]))
+            .collect();
+        let mut piece_of_cycle: Vec<usize> = vec![usize::MAX; cycles.len()];
+        for (piece, &c) in outer.iter().enumerate() {
+            piece_of_cycle[c] = piece;
+        }
+        let vertex = |n: Node| match n {
+            Node::Corner(k) => PieceVertex::Mesh(tri[k]),
+            Node::Point(p) => PieceVertex::Point(p),
+        };
+        let mut pieces: Vec<Piece> = outer
+            .iter()
+            .map(|&c| Piece {
+                birth: f,
+                loops: vec![cycles[c].iter().map(|&h| vertex(start_node(h))).collect()],
+                arcs: cycles[c]
+                    .iter()
+                    .filter_map(|h| match h {
+                        HalfEdge::Arc(i) => Some(arc_ids[*i]),
+                        _ => None,
+                    })
+                    .collect(),
+            })
+            .collect();
+        for (c, cycle) in cycles.iter().enumerate() {
+            if piece_of_cycle[c] != usize::MAX {
+                continue;
+            }
+            // The smallest outer cycle, other than the hole's own twin, that contains it.
+            let probe = position(start_node(cycle[0]));
+            let twin = |o: usize| {
+                cycles[o].iter().any(|h| match (h, cycle[0]) {
+                    (HalfEdge::Chord(s, _), HalfEdge::Chord(t, _)) => *s == t,
+                    _ => false,
+                })
+            };
+            let host = outer
+                .iter()
+                .copied()
+                .filter(|&o| !twin(o) && point_in_polygon(probe, &polygon(&cycles[o])))
+                .min_by(|&a, &b| area(&cycles[a]).total_cmp(&area(&cycles[b])))
+                .or_else(|| outer.iter().copied().find(|&o| !twin(o)))
+                .ok_or(SplitError::Inconsistent)?;
+            piece_of_cycle[c] = piece_of_cycle[host];
+            pieces[piece_of_cycle[host]]
+                .loops
+                .push(cycle.iter().map(|&h| vertex(start_node(h))).collect());
+        }
+        let side = traced
+            .iter()
+            .filter_map(|(h, &c)| match *h {
+                HalfEdge::Chord(s, fwd) => Some(((s, fwd), piece_of_cycle[c])),
+                HalfEdge::Arc(_) => None,
+            })
+            .collect();
+        Ok(TriangleCut {
+            pieces,
+            side,
+            edge_points,
+        })
+    }
+}
+
+/// Where path point `p` lies in face `f` with corners `tri`.
+fn classify(points: &PointSet, p: usize, f: usize, tri: &[usize; 3]) -> Result<Local, SplitError> {
+    match points.key(p) {
+        PointKey::Vertex(v) => tri
+            .iter()
+            .position(|&c| c == v)
+            .map(Local::Corner)
+            .ok_or(SplitError::Inconsistent),
+        PointKey::Pierce { tri: t, .. } if t == f => Ok(Local::Interior),
+        PointKey::Pierce { edge, .. } => (0..3)
+            .find(|&k| {
+                let (a, b) = (tri[k], tri[(k + 1) % 3]);
+                [a.min(b), a.max(b)] == edge
+            })
+            .map(Local::Boundary)
+            .ok_or(SplitError::Inconsistent),
+    }
+}
+
+/// Chords of one path inside a triangle must not cross (a triple point of
+/// the path with itself); checked on the projected positions.
+fn reject_crossing_chords(
+    segs: &[usize],
+    segments: &[Segment],
+    node: &impl Fn(usize) -> Node,
+    position: &impl Fn(Node) -> [f64; 2],
+) -> Result<(), SplitError> {
+    for (i, &s) in segs.iter().enumerate() {
+        for &t in &segs[i + 1..] {
+            let (a, b) = (segments[s].ends.map(node), segments[t].ends.map(node));
+            if a.iter().any(|n| b.contains(n)) {
+                continue;
+            }
+            let [p, q] = a.map(position);
+            let [r, u] = b.map(position);
+            let straddles = |x: f64, y: f64| (x > 0.0 && y < 0.0) || (x < 0.0 && y > 0.0);
+            if straddles(orient2d(p, q, r), orient2d(p, q, u))
+                && straddles(orient2d(r, u, p), orient2d(r, u, q))
+            {
+                return Err(SplitError::SelfCrossing);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Orthonormal 2D coordinates in a triangle's plane, counter-clockwise about
+/// its normal.
+struct PlaneFrame {
+    origin: Vec3,
+    u: Vec3,
+    v: Vec3,
+}
+
+impl PlaneFrame {
+    fn new(c: &[Vec3; 3]) -> Option<Self> {
+        let e1 = c[1] - c[0];
+        let n = e1.cross(&(c[2] - c[0]));
+        let (len_e, len_n) = (e1.norm(), n.norm());
+        if len_e == 0.0 || len_n == 0.0 || !len_n.is_finite() {
+            return None;
+        }
+        let u = e1 / len_e;
+        Some(PlaneFrame {
+            origin: c[0],
+            u,
+            v: (n / len_n).cross(&u),
+        })
+    }
+
+    fn project(&self, p: &Vec3) -> [f64; 2] {
+        let d = p - self.origin;
+        [d.dot(&self.u), d.dot(&self.v)]
+    }
+}
+
+fn sub(a: [f64; 2], b: [f64; 2]) -> [f64; 2] {
+    [a[0] - b[0], a[1] - b[1]]
+}
+
+fn cross(a: [f64; 2], b: [f64; 2]) -> f64 {
+    a[0] * b[1] - a[1] * b[0]
+}
+
+fn dot(a: [f64; 2], b: [f64; 2]) -> f64 {
+    a[0] * b[0] + a[1] * b[1]
+}
+
+/// Shoelace area, positive for counter-clockwise polygons.
+fn signed_area(p: &[[f64; 2]]) -> f64 {
+    0.5 * (0..p.len())
+        .map(|i| cross(p[i], p[(i + 1) % p.len()]))
+        .sum::<f64>()
+}
+
+/// Even–odd point-in-polygon test.
+fn point_in_polygon(q: [f64; 2], p: &[[f64; 2]]) -> bool {
+    let mut inside = false;
+    for i in 0..p.len() {
+        let (a, b) = (p[i], p[(i + 1) % p.len()]);
+        if (a[1] > q[1]) != (b[1] > q[1]) {
+            let x = a[0] + (q[1] - a[1]) / (b[1] - a[1]) * (b[0] - a[0]);
+            if q[0] < x {
+                inside = !inside;
+            }
+        }
+    }
+    inside
+}

@@ -1,0 +1,138 @@
+//! The model section of a run configuration: network size, block list and
+//! the radii of the per-step graphs. Stored inside every checkpoint, so a
+//! checkpoint can only be loaded into the network it was trained as.
+
+use serde::{Deserialize, Serialize};
+
+use super::architecture::Architecture;
+use crate::{Error, Result};
+
+/// The HOOD/SENC block list of the paper model: three fine blocks, down to
+/// the coarse levels, back up, three fine blocks (15 blocks).
+pub const PAPER_ARCHITECTURE: &str = "f,c0,s|f,c0,s|f,c0,s|d:c0,c1|c0,c1|c0,c1|d:c1|c1|c1|\
+u:c0,c1|c0,c1|c0,c1|u:f,c0,s|f,c0,s|f,c0,s";
+
+/// Network and graph hyper-parameters (RON section `model`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ModelConfig {
+    /// Latent width L of every node and edge embedding.
+    pub latent: usize,
+    /// Hidden layers per MLP (HOOD: in → L → L → out is 2).
+    pub mlp_hidden_layers: usize,
+    /// Processor blocks, e.g. [`PAPER_ARCHITECTURE`] (see [`Architecture`]).
+    pub architecture: String,
+    /// Coarse levels built below the fine mesh (c0, c1, …). HOOD's
+    /// three-level hierarchy is the fine mesh plus 2 coarse levels.
+    pub coarse_levels: usize,
+    /// Body edges join a garment vertex to its nearest body vertex closer than this (m).
+    pub body_radius: f64,
+    /// Self-collision edges join garment vertices closer than this (m).
+    pub self_collision_radius: f64,
+    /// At most this many self-collision neighbours per vertex (kNN).
+    pub self_collision_k: usize,
+    /// Pairs closer than this are coincident, not neighbours (m).
+    pub self_collision_min_distance: f64,
+    /// Steps during which the input normalisers accumulate statistics.
+    pub normalizer_steps: usize,
+    /// The decoder's unit output is this acceleration, in m per frame²
+    /// (gravity at 30 fps is 9.81/900 ≈ 0.011); keeps the first outputs small.
+    pub acceleration_scale: f64,
+}
+
+impl Default for ModelConfig {
+    fn default() -> Self {
+        ModelConfig {
+            latent: 128,
+            mlp_hidden_layers: 2,
+            architecture: PAPER_ARCHITECTURE.to_string(),
+            coarse_levels: 2,
+            body_radius: 0.03,
+            self_collision_radius: 0.02,
+            self_collision_k: 10,
+            self_collision_min_distance: 1e-7,
+            normalizer_steps: 100,
+            acceleration_scale: 0.01,
+        }
+    }
+}
+
+impl ModelConfig {
+    /// The paper-size model (L = 128, 15 blocks, fine + 2 coarse levels).
+    pub fn paper() -> Self {
+        Self::default()
+    }
+
+    /// The CPU-size model chosen by measurement (docs/BENCHMARKS.md,
+    /// "Graph network"): L = 64 and 6 blocks over the fine mesh, one
+    /// coarse level and the self-collision edges.
+    pub fn cpu() -> Self {
+        ModelConfig {
+            latent: 64,
+            architecture: "f,c0,s|f,c0,s|d:c0|u:f,c0,s|f,c0,s|f,s".to_string(),
+            coarse_levels: 1,
+            ..Self::default()
+        }
+    }
+
+    /// Parses the block list and checks every size and radius.
+    pub fn validate(&self) -> Result<Architecture> {
+        let bad = |what: String| Err(Error::invalid(format!("model config: {what}")));
+        if self.latent == 0 {
+            return bad("latent must be positive".into());
+        }
+        for (name, r) in [
+            ("body_radius", self.body_radius),
+            ("self_collision_radius", self.self_collision_radius),
+            ("acceleration_scale", self.acceleration_scale),
+        ] {
+            if !(r.is_finite() && r > 0.0) {
+                return bad(format!("{name} must be a positive number, got {r}"));
+            }
+        }
+        if !(self.self_collision_min_distance >= 0.0
+            && self.self_collision_min_distance < self.self_collision_radius)
+        {
+            return bad(
+                "self_collision_min_distance must lie in [0, self_collision_radius)".into(),
+            );
+        }
+        let arch: Architecture = self.architecture.parse()?;
+        if let Some(level) = arch.deepest_coarse_level()
+            && level >= self.coarse_levels
+        {
+            return bad(format!(
+                "architecture uses c{level} but coarse_levels = {}",
+                self.coarse_levels
+            ));
+        }
+        Ok(arch)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shipped_sizes_validate() {
+        let arch = ModelConfig::paper().validate().unwrap();
+        assert_eq!(arch.blocks.len(), 15);
+        ModelConfig::cpu().validate().unwrap();
+    }
+
+    #[test]
+    fn rejects_unknown_field_and_missing_level() {
+        let err = crate::config::parse_ron::<ModelConfig>(
+            "(latent: 8, latnet: 3)",
+            std::path::Path::new("m.ron"),
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("latnet"), "{err}");
+        let cfg = ModelConfig {
+            coarse_levels: 1,
+            ..ModelConfig::paper()
+        };
+        assert!(cfg.validate().unwrap_err().to_string().contains("c1"));
+    }
+}

@@ -1,0 +1,149 @@
+//! The hooks the self-supervised training loop needs (DESIGN §1, "gradient
+//! bridge"): predict positions as an autodiff tensor, inject the CPU energy
+//! gradient g = dE/dx through the surrogate loss L = Σ x·g (whose gradient
+//! with respect to x is exactly g), clip the global gradient norm and take
+//! an Adam step.
+
+use burn::module::{Module, ModuleVisitor, Param};
+use burn::optim::{AdamConfig, GradientsParams, ModuleOptimizer};
+use burn::tensor::{Tensor, TensorData};
+
+use super::network::GraphNet;
+use super::simulator::NeuralSimulator;
+use super::step_graph::StepGraph;
+use crate::{Error, Result, Vec3};
+
+/// Global gradient-norm bound of HOOD/SENC training.
+pub const GRADIENT_CLIP_NORM: f64 = 1.0;
+
+/// Model + Adam state + update counter, on an autodiff device.
+pub struct Trainer {
+    /// The model being trained (parameters on an autodiff device).
+    pub sim: NeuralSimulator,
+    /// Adam moments per parameter.
+    pub optimizer: ModuleOptimizer,
+    /// Updates taken so far.
+    pub updates: u64,
+}
+
+/// What one update did.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct UpdateStats {
+    /// Global L2 norm of the parameter gradient before clipping.
+    pub gradient_norm: f64,
+    /// Whether the gradient was scaled down to [`GRADIENT_CLIP_NORM`].
+    pub clipped: bool,
+}
+
+impl Trainer {
+    /// Trains `sim`, moving its parameters to the autodiff version of its device.
+    pub fn new(mut sim: NeuralSimulator) -> Self {
+        // Moving plain parameters to the autodiff device does not make them
+        // tracked leaves; parameters created there are, so build the network
+        // there and load the weights (and parameter ids) into it.
+        sim.device = sim.device.clone().autodiff();
+        let tracked = GraphNet::new(&sim.config, &sim.arch, &sim.device);
+        sim.net = tracked
+            .try_load_record(sim.net.into_record())
+            .expect("same architecture, same parameters");
+        Trainer {
+            sim,
+            optimizer: AdamConfig::new().init(),
+            updates: 0,
+        }
+    }
+
+    /// During the first `normalizer_steps` updates, adds `graph`'s features
+    /// to the normalisers; returns whether it did.
+    pub fn accumulate_normalizers(&mut self, graph: &StepGraph) -> bool {
+        let accumulating = self.updates < self.sim.config.normalizer_steps as u64;
+        if accumulating {
+            graph.accumulate(&mut self.sim.normalizers);
+        }
+        accumulating
+    }
+
+    /// Predicted x_{t+1}, [n, 3], tracked by autodiff.
+    pub fn predict(&self, graph: &StepGraph) -> Tensor<2> {
+        self.sim.predict(graph)
+    }
+
+    /// Backpropagates the energy gradient `gradient` (dE/dx at `predicted`,
+    /// one per garment vertex) through the network with the surrogate loss
+    /// L = Σ x·g, clips the global norm to 1 and takes an Adam step with
+    /// learning rate `lr`.
+    pub fn apply_gradient(
+        &mut self,
+        predicted: Tensor<2>,
+        gradient: &[Vec3],
+        lr: f64,
+    ) -> Result<UpdateStats> {
+        let [n, _] = predicted.dims();
+        if gradient.len() != n {
+            return Err(Error::invalid(format!(
+                "energy gradient has {} vertices, the prediction {n}",
+                gradient.len()
+            )));
+        }
+        if !gradient.iter().all(|g| g.iter().all(|c| c.is_finite())) {
+            return Err(Error::invalid("energy gradient is not finite"));
+        }
+        let g: Vec<f32> = gradient
+            .iter()
+            .flat_map(|g| g.iter().map(|&c| c as f32))
+            .collect();
+        let g = Tensor::<2>::from_data(TensorData::new(g, [n, 3]), &predicted.device()).detach();
+        let surrogate = (predicted * g).sum();
+        let mut grads = GradientsParams::from_grads(surrogate.backward(), &self.sim.net);
+        let gradient_norm = global_norm(&self.sim.net, &grads);
+        let clipped = gradient_norm > GRADIENT_CLIP_NORM;
+        if clipped {
+            scale_gradients(
+                &self.sim.net,
+                &mut grads,
+                GRADIENT_CLIP_NORM / gradient_norm,
+            );
+        }
+        let net = self.sim.net.clone();
+        self.sim.net = self.optimizer.step(lr, net, grads);
+        self.updates += 1;
+        Ok(UpdateStats {
+            gradient_norm,
+            clipped,
+        })
+    }
+}
+
+/// ‖∇θ‖₂ over every float parameter that received a gradient.
+pub fn global_norm<M: Module>(module: &M, grads: &GradientsParams) -> f64 {
+    struct SquaredSum<'a> {
+        grads: &'a GradientsParams,
+        total: f64,
+    }
+    impl ModuleVisitor for SquaredSum<'_> {
+        fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
+            if let Some(g) = self.grads.get::<D>(param.id) {
+                self.total += f64::from(g.powi_scalar(2).sum().into_scalar::<f32>());
+            }
+        }
+    }
+    let mut visitor = SquaredSum { grads, total: 0.0 };
+    module.visit(&mut visitor);
+    visitor.total.sqrt()
+}
+
+/// Multiplies every parameter gradient by `factor`.
+fn scale_gradients<M: Module>(module: &M, grads: &mut GradientsParams, factor: f64) {
+    struct Scale<'a> {
+        grads: &'a mut GradientsParams,
+        factor: f64,
+    }
+    impl ModuleVisitor for Scale<'_> {
+        fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
+            if let Some(g) = self.grads.remove::<D>(param.id) {
+                self.grads.register(param.id, g.mul_scalar(self.factor));
+            }
+        }
+    }
+    module.visit(&mut Scale { grads, factor });
+}

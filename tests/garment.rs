@@ -1,0 +1,186 @@
+//! Garment templates: topology, orientation, rest-pose self-intersection,
+//! vertex counts and pins.
+
+use std::path::Path;
+
+use senc::Vec3;
+use senc::body::query::BodyQuery;
+use senc::collide::tri_tri::{segment_meets_triangle, triangles_intersect};
+use senc::garment::source::helper_mesh;
+use senc::garment::template::Template;
+use senc::garment::{skirt, tights, tshirt};
+use senc::mesh::obj::{ObjMesh, read_obj};
+use senc::mesh::{Topology, TriMesh};
+
+fn base() -> ObjMesh {
+    read_obj(&Path::new(env!("CARGO_MANIFEST_DIR")).join("data/body/base.obj")).unwrap()
+}
+
+fn loop_names(t: &Template) -> Vec<&str> {
+    t.loops.iter().map(|l| l.name.as_str()).collect()
+}
+
+fn assert_manifold_and_oriented(name: &str, mesh: &TriMesh) {
+    let topology = Topology::new(mesh);
+    assert!(topology.is_manifold(), "{name} is not manifold");
+    assert!(
+        topology.is_consistently_oriented(),
+        "{name} is not consistently oriented"
+    );
+}
+
+/// Face pairs that intersect, decided exactly (`collide::tri_tri`, Shewchuk
+/// predicates). Pairs sharing an edge are adjacent by construction; pairs
+/// sharing one vertex intersect only if the edge opposite the shared vertex
+/// of one meets the other triangle; other pairs must not meet at all.
+fn self_intersecting_pairs(mesh: &TriMesh) -> Vec<(usize, usize)> {
+    let boxes: Vec<(Vec3, Vec3)> = (0..mesh.num_faces())
+        .map(|f| {
+            let [a, b, c] = mesh.triangle(f);
+            (a.inf(&b).inf(&c), a.sup(&b).sup(&c))
+        })
+        .collect();
+    let mut pairs = Vec::new();
+    for f in 0..mesh.num_faces() {
+        for g in f + 1..mesh.num_faces() {
+            let ((lo_f, hi_f), (lo_g, hi_g)) = (boxes[f], boxes[g]);
+            if (0..3).any(|k| lo_f[k] > hi_g[k] || lo_g[k] > hi_f[k]) {
+                continue;
+            }
+            let (tf, tg) = (mesh.triangle(f), mesh.triangle(g));
+            let shared: Vec<usize> = mesh.faces[f]
+                .iter()
+                .copied()
+                .filter(|v| mesh.faces[g].contains(v))
+                .collect();
+            let hit = match shared.len() {
+                0 => triangles_intersect(&tf, &tg),
+                1 => {
+                    let opposite = |face: [usize; 3], t: [Vec3; 3]| {
+                        let k = face.iter().position(|&v| v == shared[0]).unwrap();
+                        (t[(k + 1) % 3], t[(k + 2) % 3])
+                    };
+                    let (a, b) = opposite(mesh.faces[f], tf);
+                    let (c, d) = opposite(mesh.faces[g], tg);
+                    segment_meets_triangle(&a, &b, &tg) || segment_meets_triangle(&c, &d, &tf)
+                }
+                _ => false,
+            };
+            if hit {
+                pairs.push((f, g));
+            }
+        }
+    }
+    pairs
+}
+
+/// Fraction of garment vertices whose normal points away from the closest
+/// body surface point.
+fn outward_fraction(garment: &TriMesh, body: &BodyQuery) -> f64 {
+    let normals = garment.vertex_normals();
+    let outward = body
+        .closest_many(&garment.positions)
+        .iter()
+        .zip(&garment.positions)
+        .zip(&normals)
+        .filter(|&((closest, x), n)| n.dot(&(x - closest.point)) > 0.0)
+        .count();
+    outward as f64 / garment.num_vertices() as f64
+}
+
+#[test]
+fn skirt_template_has_waist_and_hem_and_pinned_waist() {
+    let base = base();
+    let t = skirt::skirt(&base, 1000).unwrap();
+    assert_eq!(t.mesh.num_vertices(), 720);
+    assert_eq!(loop_names(&t), ["waist", "hem"]);
+    assert_manifold_and_oriented("skirt", &t.mesh);
+    let (waist, hem) = (&t.loops[0].vertices, &t.loops[1].vertices);
+    let mean_y =
+        |l: &[usize]| l.iter().map(|&v| t.mesh.positions[v].y).sum::<f64>() / l.len() as f64;
+    assert!(
+        mean_y(waist) > mean_y(hem) + 0.5,
+        "waist must be above the hem"
+    );
+    assert!(!t.pinned.is_empty());
+    assert!(t.pinned.iter().all(|v| waist.contains(v)));
+    assert_eq!(t.pinned.len(), waist.len());
+    let pairs = self_intersecting_pairs(&t.mesh);
+    assert!(pairs.is_empty(), "skirt self-intersects at rest: {pairs:?}");
+}
+
+#[test]
+fn tshirt_template_has_four_openings_and_no_self_intersection() {
+    let base = base();
+    let t = tshirt::tshirt(&base, 1000).unwrap();
+    assert!(
+        (800..2500).contains(&t.mesh.num_vertices()),
+        "{}",
+        t.mesh.num_vertices()
+    );
+    assert_eq!(
+        loop_names(&t),
+        ["neck", "hem", "left_sleeve", "right_sleeve"]
+    );
+    assert_manifold_and_oriented("tshirt", &t.mesh);
+    let centre = |i: usize| senc::garment::template::loop_centre(&t.mesh, &t.loops[i].vertices);
+    assert!(
+        centre(2).x > 0.1 && centre(3).x < -0.1,
+        "sleeves on the wrong sides"
+    );
+    let pairs = self_intersecting_pairs(&t.mesh);
+    assert!(
+        pairs.is_empty(),
+        "tshirt self-intersects at rest: {pairs:?}"
+    );
+}
+
+#[test]
+fn templates_face_away_from_the_body() {
+    let base = base();
+    let body = BodyQuery::new(&helper_mesh(&base, "body").unwrap()).unwrap();
+    for (name, mesh) in [
+        ("skirt", skirt::skirt(&base, 1000).unwrap().mesh),
+        ("tshirt", tshirt::tshirt(&base, 1000).unwrap().mesh),
+        ("tights", tights::tights(&base, 1000).unwrap().mesh),
+    ] {
+        let fraction = outward_fraction(&mesh, &body);
+        assert!(
+            fraction > 0.95,
+            "{name}: only {fraction} of the normals face outwards"
+        );
+    }
+}
+
+#[test]
+fn tshirt_is_loose_and_resolution_refines() {
+    let base = base();
+    let t = tshirt::tshirt(&base, 1000).unwrap();
+    let tights = BodyQuery::new(&tights::tights_mesh(&base).unwrap()).unwrap();
+    // Every shirt vertex is about LOOSENESS (1.5 cm) outside the tights.
+    for closest in tights.closest_many(&t.mesh.positions) {
+        let d = closest.signed_distance;
+        assert!(
+            (0.005..0.02).contains(&d),
+            "shirt vertex {d} m from the tights"
+        );
+    }
+    let fine = tshirt::tshirt(&base, 4000).unwrap();
+    assert!(fine.mesh.num_vertices() > 3 * t.mesh.num_vertices());
+    assert_eq!(fine.loops.len(), 4);
+    assert_manifold_and_oriented("fine tshirt", &fine.mesh);
+}
+
+#[test]
+fn self_intersection_check_finds_a_crossing() {
+    let positions = vec![
+        Vec3::new(0.0, 0.0, 0.0),
+        Vec3::new(1.0, 0.0, 0.0),
+        Vec3::new(0.0, 1.0, 0.0),
+        Vec3::new(0.2, 0.2, -0.5),
+        Vec3::new(0.3, 0.2, 0.5),
+        Vec3::new(0.2, 0.3, 0.5),
+    ];
+    let crossing = TriMesh::new(positions, vec![[0, 1, 2], [3, 4, 5]], "crossing").unwrap();
+    assert_eq!(self_intersecting_pairs(&crossing), [(0, 1)]);
+}

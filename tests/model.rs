@@ -1,0 +1,427 @@
+//! The graph network: edge sets against brute force, permutation
+//! equivariance, gradient flow, training hooks and checkpoints.
+
+use std::collections::BTreeSet;
+
+use burn::module::{Module, ModuleVisitor, Param};
+use burn::optim::GradientsParams;
+use burn::tensor::{Device, Tensor};
+use rand::seq::SliceRandom;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use senc::Vec3;
+use senc::mesh::TriMesh;
+use senc::model::checkpoint::{self, RngState, TrainingState};
+use senc::model::coarse::CoarseLevels;
+use senc::model::fixture::TubeScene;
+use senc::model::graph::{mesh_edges, nearest_body_vertices, self_collision_edges};
+use senc::model::simulator::tensor_to_points;
+use senc::model::{EdgeKind, GarmentGraph, ModelConfig, NeuralSimulator, StepGraph, Trainer};
+
+/// A small network over every kind of edge set, fast enough for tests.
+fn small_config() -> ModelConfig {
+    ModelConfig {
+        latent: 16,
+        architecture: "f,c0,s|d:c0,c1|u:f,c0,s".into(),
+        coarse_levels: 2,
+        ..ModelConfig::default()
+    }
+}
+
+fn step_graph(scene: &TubeScene, config: &ModelConfig) -> StepGraph {
+    let arch = config.validate().unwrap();
+    let garment = GarmentGraph::new(&scene.rest, config).unwrap();
+    StepGraph::build(&garment, &scene.inputs(), config, &arch).unwrap()
+}
+
+fn undirected(senders: &[u32], receivers: &[u32]) -> BTreeSet<[usize; 2]> {
+    senders
+        .iter()
+        .zip(receivers)
+        .map(|(&s, &r)| [s.min(r) as usize, s.max(r) as usize])
+        .collect()
+}
+
+#[test]
+fn mesh_edges_match_brute_force() {
+    let scene = TubeScene::new(6, 20, 1);
+    let n = scene.rest.num_vertices();
+    let brute: Vec<[usize; 2]> = (0..n)
+        .flat_map(|a| (a + 1..n).map(move |b| [a, b]))
+        .filter(|&[a, b]| {
+            scene
+                .rest
+                .faces
+                .iter()
+                .any(|f| f.contains(&a) && f.contains(&b))
+        })
+        .collect();
+    assert_eq!(mesh_edges(&scene.rest.faces), brute);
+}
+
+#[test]
+fn body_edges_match_brute_force() {
+    let scene = TubeScene::new(12, 50, 2);
+    let radius = 0.03;
+    let brute: Vec<(usize, usize)> = scene
+        .positions
+        .iter()
+        .enumerate()
+        .filter_map(|(i, p)| {
+            let (d, j) = scene
+                .body
+                .positions
+                .iter()
+                .enumerate()
+                .map(|(j, b)| ((b - p).norm(), j))
+                .min_by(|a, b| a.partial_cmp(b).unwrap())?;
+            (d < radius).then_some((i, j))
+        })
+        .collect();
+    assert!(!brute.is_empty());
+    assert_eq!(
+        nearest_body_vertices(&scene.positions, &scene.body.positions, radius),
+        brute
+    );
+
+    // In the step graph: both directions, garment → body node of that vertex.
+    let config = small_config();
+    let graph = step_graph(&scene, &config);
+    let set = graph.edges(EdgeKind::Body).unwrap();
+    assert_eq!(set.edges.len(), 2 * brute.len());
+    let pairs: BTreeSet<(usize, usize)> = set
+        .edges
+        .senders
+        .iter()
+        .zip(&set.edges.receivers)
+        .map(|(&s, &r)| {
+            let (c, b) = if (s as usize) < graph.num_garment {
+                (s, r)
+            } else {
+                (r, s)
+            };
+            (
+                c as usize,
+                graph.body_vertex[b as usize - graph.num_garment],
+            )
+        })
+        .collect();
+    assert_eq!(pairs, brute.into_iter().collect());
+}
+
+#[test]
+fn self_collision_edges_match_brute_force() {
+    let scene = TubeScene::new(12, 50, 3);
+    let x = &scene.positions;
+    let (k, lo, hi) = (10, 1e-7, 0.02);
+    let mesh = mesh_edges(&scene.rest.faces);
+    let mut brute = BTreeSet::new();
+    for i in 0..x.len() {
+        let mut near: Vec<(f64, usize)> = (0..x.len())
+            .filter(|&j| j != i)
+            .map(|j| ((x[j] - x[i]).norm(), j))
+            .filter(|&(d, _)| d > lo && d < hi)
+            .collect();
+        near.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        for &(_, j) in near.iter().take(k) {
+            let e = [i.min(j), i.max(j)];
+            if !mesh.contains(&e) {
+                brute.insert(e);
+            }
+        }
+    }
+    assert!(
+        brute.len() > 50,
+        "fixture has too few near pairs: {}",
+        brute.len()
+    );
+    let fast = self_collision_edges(x, k, lo, hi, &mesh);
+    assert_eq!(fast.iter().copied().collect::<BTreeSet<_>>(), brute);
+    assert_eq!(fast.len(), brute.len(), "duplicates");
+
+    let graph = step_graph(&scene, &small_config());
+    let set = &graph.edges(EdgeKind::SelfCollision).unwrap().edges;
+    assert_eq!(undirected(&set.senders, &set.receivers), brute);
+    assert_eq!(set.len(), 2 * brute.len());
+}
+
+#[test]
+fn coarse_levels_match_brute_force() {
+    let scene = TubeScene::new(10, 24, 4);
+    let n = scene.rest.num_vertices();
+    let fine = mesh_edges(&scene.rest.faces);
+    let levels = CoarseLevels::new(n, &fine, &scene.rest.positions, 3);
+
+    // Dense re-derivation: hop distances from the vertex nearest the
+    // centroid (the tube is connected), even ones kept, kept pairs with a
+    // common neighbour joined.
+    let mut adj = vec![vec![false; n]; n];
+    for &[a, b] in &fine {
+        adj[a][b] = true;
+        adj[b][a] = true;
+    }
+    let mut alive: Vec<usize> = (0..n).collect();
+    for level in 0..3 {
+        let centroid =
+            alive.iter().map(|&v| scene.rest.positions[v]).sum::<Vec3>() / alive.len() as f64;
+        let centre = *alive
+            .iter()
+            .min_by(|&&a, &&b| {
+                let d = |v: usize| (scene.rest.positions[v] - centroid).norm();
+                d(a).partial_cmp(&d(b)).unwrap()
+            })
+            .unwrap();
+        let mut dist = vec![usize::MAX; n];
+        dist[centre] = 0;
+        for step in 0..n {
+            for &a in &alive {
+                if dist[a] == step {
+                    for &b in &alive {
+                        if adj[a][b] && dist[b] == usize::MAX {
+                            dist[b] = step + 1;
+                        }
+                    }
+                }
+            }
+        }
+        let kept: Vec<usize> = alive
+            .iter()
+            .copied()
+            .filter(|&v| dist[v] % 2 == 0)
+            .collect();
+        let mut next = vec![vec![false; n]; n];
+        let mut brute = Vec::new();
+        for (i, &a) in kept.iter().enumerate() {
+            for &b in &kept[i + 1..] {
+                if alive.iter().any(|&m| adj[a][m] && adj[m][b]) {
+                    brute.push([a.min(b), a.max(b)]);
+                    next[a][b] = true;
+                    next[b][a] = true;
+                }
+            }
+        }
+        brute.sort();
+        assert_eq!(levels.edges[level], brute, "level {level}");
+        for &v in &kept {
+            assert!(usize::from(levels.depth[v]) > level);
+        }
+        adj = next;
+        alive = kept;
+    }
+    // Edge length roughly doubles per level.
+    let mean_len = |edges: &[[usize; 2]]| {
+        edges
+            .iter()
+            .map(|&[a, b]| (scene.rest.positions[a] - scene.rest.positions[b]).norm())
+            .sum::<f64>()
+            / edges.len() as f64
+    };
+    let ratio = mean_len(&levels.edges[0]) / mean_len(&fine);
+    assert!(
+        (1.5..2.6).contains(&ratio),
+        "coarse/fine edge length {ratio}"
+    );
+}
+
+/// Renumbering the garment's vertices renumbers the predictions.
+#[test]
+fn permutation_equivariance() {
+    let config = small_config();
+    let scene = TubeScene::new(12, 40, 5);
+    let n = scene.rest.num_vertices();
+    let mut perm: Vec<usize> = (0..n).collect(); // new index -> old index
+    perm.shuffle(&mut ChaCha8Rng::seed_from_u64(9));
+    let mut old_to_new = vec![0; n];
+    for (new, &old) in perm.iter().enumerate() {
+        old_to_new[old] = new;
+    }
+    let permute = |v: &[Vec3]| perm.iter().map(|&o| v[o]).collect::<Vec<_>>();
+    let mut renumbered = scene.clone();
+    renumbered.rest = TriMesh {
+        positions: permute(&scene.rest.positions),
+        faces: scene
+            .rest
+            .faces
+            .iter()
+            .map(|f| f.map(|v| old_to_new[v]))
+            .collect(),
+    };
+    renumbered.positions = permute(&scene.positions);
+    renumbered.prev_positions = permute(&scene.prev_positions);
+    renumbered.pinned = perm.iter().map(|&o| scene.pinned[o]).collect();
+    renumbered.vertex_mass = perm.iter().map(|&o| scene.vertex_mass[o]).collect();
+
+    let mut sim = NeuralSimulator::new(&config, &Device::flex()).unwrap();
+    let graph = step_graph(&scene, &config);
+    graph.accumulate(&mut sim.normalizers);
+    let out = sim.predict_positions(&graph);
+    let out_renumbered = sim.predict_positions(&step_graph(&renumbered, &config));
+    let moved = (0..n)
+        .map(|v| (out[v] - scene.positions[v]).norm())
+        .fold(0.0, f64::max);
+    assert!(moved > 1e-4, "the network does nothing: {moved}");
+    for (new, &old) in perm.iter().enumerate() {
+        let d = (out_renumbered[new] - out[old]).norm();
+        assert!(d < 1e-5, "vertex {old}: differs by {d} m after renumbering");
+    }
+}
+
+/// Every parameter receives a nonzero gradient from the surrogate loss.
+#[test]
+fn gradients_reach_every_parameter() {
+    struct Check<'a> {
+        grads: &'a GradientsParams,
+        missing: usize,
+        total: usize,
+    }
+    impl ModuleVisitor for Check<'_> {
+        fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
+            self.total += 1;
+            let norm = self
+                .grads
+                .get::<D>(param.id)
+                .map(|g| g.abs().sum().into_scalar::<f32>())
+                .unwrap_or(0.0);
+            if !(norm > 0.0) {
+                self.missing += 1;
+            }
+        }
+    }
+    let config = small_config();
+    let scene = TubeScene::new(12, 40, 6);
+    let graph = step_graph(&scene, &config);
+    for kind in config.validate().unwrap().edge_kinds() {
+        assert!(
+            !graph.edges(kind).unwrap().edges.is_empty(),
+            "no {kind} edges in the fixture"
+        );
+    }
+    let mut trainer = Trainer::new(NeuralSimulator::new(&config, &Device::flex()).unwrap());
+    assert!(trainer.accumulate_normalizers(&graph));
+    let x = trainer.predict(&graph);
+    let mut rng = ChaCha8Rng::seed_from_u64(1);
+    let g: Vec<f32> = (0..3 * graph.num_garment)
+        .map(|_| rng.random_range(-1.0..1.0))
+        .collect();
+    let g = Tensor::<2>::from_data(
+        burn::tensor::TensorData::new(g, [graph.num_garment, 3]),
+        &x.device(),
+    );
+    let grads = GradientsParams::from_grads((x * g).sum().backward(), &trainer.sim.net);
+    let mut check = Check {
+        grads: &grads,
+        missing: 0,
+        total: 0,
+    };
+    trainer.sim.net.visit(&mut check);
+    assert!(check.total > 50);
+    assert_eq!(
+        check.missing, 0,
+        "{} of {} parameters got no gradient",
+        check.missing, check.total
+    );
+}
+
+/// Injecting dE/dx of E = ½‖x − x*‖² through the surrogate loss and taking
+/// Adam steps lowers E.
+#[test]
+fn energy_gradient_training_lowers_the_energy() {
+    let config = small_config();
+    let scene = TubeScene::new(8, 40, 7);
+    let graph = step_graph(&scene, &config);
+    let target: Vec<Vec3> = scene
+        .positions
+        .iter()
+        .map(|p| p - Vec3::new(0.0, 5e-3, 0.0))
+        .collect();
+    let energy = |x: &[Vec3]| -> (f64, Vec<Vec3>) {
+        let g: Vec<Vec3> = x.iter().zip(&target).map(|(a, b)| a - b).collect();
+        (0.5 * g.iter().map(|v| v.norm_squared()).sum::<f64>(), g)
+    };
+    let mut trainer = Trainer::new(NeuralSimulator::new(&config, &Device::flex()).unwrap());
+    trainer.accumulate_normalizers(&graph);
+    let mut energies = Vec::new();
+    for _ in 0..30 {
+        let x = trainer.predict(&graph);
+        let (e, g) = energy(&tensor_to_points(x.clone().detach()));
+        energies.push(e);
+        let stats = trainer.apply_gradient(x, &g, 1e-3).unwrap();
+        assert!(stats.gradient_norm.is_finite());
+    }
+    assert_eq!(trainer.updates, 30);
+    let (first, last) = (energies[0], *energies.last().unwrap());
+    assert!(last < 0.5 * first, "energy {first} -> {last}");
+    assert!(
+        trainer
+            .apply_gradient(trainer.predict(&graph), &[Vec3::zeros()], 1e-3)
+            .is_err()
+    );
+}
+
+#[test]
+fn save_load_gives_identical_outputs() {
+    let config = small_config();
+    let scene = TubeScene::new(10, 40, 8);
+    let graph = step_graph(&scene, &config);
+    let mut trainer = Trainer::new(NeuralSimulator::new(&config, &Device::flex()).unwrap());
+    trainer.accumulate_normalizers(&graph);
+    let g = vec![Vec3::new(0.1, -0.2, 0.3); graph.num_garment];
+    for _ in 0..2 {
+        trainer
+            .apply_gradient(trainer.predict(&graph), &g, 1e-3)
+            .unwrap();
+    }
+    let mut rng = ChaCha8Rng::seed_from_u64(5);
+    let _: u64 = rng.random();
+    let state = TrainingState {
+        updates: trainer.updates,
+        rng: Some(RngState::capture(&rng)),
+        extra: serde_json::json!({"stage": 1}),
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ckpt");
+    checkpoint::save(&path, &trainer.sim, Some((&trainer, &state))).unwrap();
+    checkpoint::save(&path, &trainer.sim, Some((&trainer, &state))).unwrap(); // overwrite
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        1,
+        "temp dirs left behind"
+    );
+
+    let before = trainer.sim.predict_positions(&graph);
+    let loaded = checkpoint::load(&path, &Device::flex()).unwrap();
+    assert_eq!(loaded.predict_positions(&graph), before);
+    assert_eq!(loaded.normalizers, trainer.sim.normalizers);
+
+    // Resuming continues the same optimisation: one more step from the
+    // checkpoint equals one more step of the original trainer.
+    let (mut resumed, restored) = checkpoint::resume(&path, &config, &Device::flex()).unwrap();
+    assert_eq!(restored, state);
+    assert_eq!(
+        restored.rng.unwrap().restore().unwrap().random::<u64>(),
+        rng.random::<u64>()
+    );
+    trainer
+        .apply_gradient(trainer.predict(&graph), &g, 1e-3)
+        .unwrap();
+    resumed
+        .apply_gradient(resumed.predict(&graph), &g, 1e-3)
+        .unwrap();
+    let (a, b) = (
+        trainer.sim.predict_positions(&graph),
+        resumed.sim.predict_positions(&graph),
+    );
+    let d = a
+        .iter()
+        .zip(&b)
+        .map(|(p, q)| (p - q).norm())
+        .fold(0.0, f64::max);
+    assert!(d < 1e-6, "resumed training diverges by {d}");
+
+    let other = ModelConfig {
+        latent: 8,
+        ..config
+    };
+    let err = checkpoint::load_matching(&path, &other, &Device::flex()).unwrap_err();
+    assert!(err.to_string().contains("latent"), "{err}");
+}
