@@ -35,7 +35,9 @@ fn bench(c: &mut Criterion) {
         let mut sim = NeuralSimulator::new(&config, &device).unwrap();
         graph.accumulate(&mut sim.normalizers);
         let mut group = c.benchmark_group(format!("model/{backend}/{size}"));
-        group.sample_size(10).measurement_time(Duration::from_secs(4));
+        group
+            .sample_size(10)
+            .measurement_time(Duration::from_secs(4));
         group.bench_function("graph_build", |b| b.iter(build));
         group.bench_function("forward", |b| b.iter(|| sim.predict_positions(&graph)));
         group.bench_function("rollout_frame", |b| {
