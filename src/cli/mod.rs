@@ -3,6 +3,8 @@
 
 use clap::{Parser, Subcommand};
 
+mod check;
+
 /// Self-supervised neural cloth simulation with self-collision handling.
 #[derive(Parser, Debug)]
 #[command(name = "senc", version, about, long_about = None)]
@@ -12,11 +14,17 @@ pub struct Cli {
 }
 
 #[derive(Subcommand, Debug)]
-enum Command {}
+enum Command {
+    /// Self-collision analysis of one mesh: intersecting pairs, paths,
+    /// penetrated regions, volumes and C.
+    Check(check::Args),
+}
 
 impl Cli {
     /// Runs the chosen subcommand.
     pub fn run(self) -> senc::Result<()> {
-        match self.command {}
+        match self.command {
+            Command::Check(args) => check::run(args),
+        }
     }
 }
