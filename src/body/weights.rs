@@ -68,7 +68,7 @@ impl SkinWeights {
     /// Builds weights from a dense row-major `num_vertices × num_joints` matrix
     /// (as in SMPL's `weights`), keeping the non-zero entries.
     pub fn from_dense(dense: &[f64], num_joints: usize, what: &str) -> Result<Self> {
-        if num_joints == 0 || dense.len() % num_joints != 0 {
+        if num_joints == 0 || !dense.len().is_multiple_of(num_joints) {
             return Err(Error::invalid(format!(
                 "{what}: {} weights do not form rows of {num_joints} joints",
                 dense.len()

@@ -5,6 +5,8 @@ mod body;
 
 use clap::{Parser, Subcommand};
 
+mod check;
+
 /// Self-supervised neural cloth simulation with self-collision handling.
 #[derive(Parser, Debug)]
 #[command(name = "senc", version, about, long_about = None)]
@@ -18,6 +20,9 @@ enum Command {
     /// Pose the default MakeHuman body along a motion (BVH, AMASS .npz, or
     /// the built-in CMU clips 01_01 / 01_03) and write one PLY per frame.
     Body(body::Args),
+    /// Self-collision analysis of one mesh: intersecting pairs, paths,
+    /// penetrated regions, volumes and C.
+    Check(check::Args),
 }
 
 impl Cli {
@@ -25,6 +30,7 @@ impl Cli {
     pub fn run(self) -> senc::Result<()> {
         match self.command {
             Command::Body(args) => body::run(args),
+            Command::Check(args) => check::run(args),
         }
     }
 }

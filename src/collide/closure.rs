@@ -3,12 +3,11 @@
 //! positions) and a fan of cap triangles oriented opposite to the garment face
 //! on each boundary edge, so the closed surface is consistently oriented.
 //!
-//! The closed mesh also carries the edge adjacency the analysis needs.
-
-use std::collections::HashMap;
+//! The closed mesh also carries the edge adjacency ([`Topology`]) the
+//! analysis needs.
 
 use super::config::LoopClosure;
-use crate::mesh::TriMesh;
+use crate::mesh::{Topology, TriMesh};
 use crate::{Error, Result, Vec3};
 
 /// A garment with capped boundary loops. Vertices `0..num_garment_vertices`
@@ -20,10 +19,7 @@ pub struct ClosedMesh {
     num_garment_faces: usize,
     faces: Vec<[usize; 3]>,
     caps: Vec<Vec<usize>>,
-    edges: Vec<[usize; 2]>,
-    edge_index: HashMap<[usize; 2], usize>,
-    edge_faces: Vec<Vec<usize>>,
-    face_edges: Vec<[usize; 3]>,
+    topology: Topology,
 }
 
 impl ClosedMesh {
@@ -66,38 +62,18 @@ impl ClosedMesh {
             }
             caps.push(lp.clone());
         }
-        let mut closed = ClosedMesh {
+        // Topology reads only the vertex count from the positions.
+        let connectivity = TriMesh {
+            positions: vec![Vec3::zeros(); n + caps.len()],
+            faces: faces.clone(),
+        };
+        Ok(ClosedMesh {
             num_garment_vertices: n,
             num_garment_faces: mesh.num_faces(),
             faces,
             caps,
-            edges: vec![],
-            edge_index: HashMap::new(),
-            edge_faces: vec![],
-            face_edges: vec![],
-        };
-        closed.build_edges();
-        Ok(closed)
-    }
-
-    fn build_edges(&mut self) {
-        let mut face_edges = Vec::with_capacity(self.faces.len());
-        for (f, face) in self.faces.iter().enumerate() {
-            let mut fe = [0; 3];
-            for k in 0..3 {
-                let (a, b) = (face[k], face[(k + 1) % 3]);
-                let key = [a.min(b), a.max(b)];
-                let e = *self.edge_index.entry(key).or_insert_with(|| {
-                    self.edges.push(key);
-                    self.edge_faces.push(vec![]);
-                    self.edges.len() - 1
-                });
-                self.edge_faces[e].push(f);
-                fe[k] = e;
-            }
-            face_edges.push(fe);
-        }
-        self.face_edges = face_edges;
+            topology: Topology::new(&connectivity),
+        })
     }
 
     /// Number of vertices including cap centres.
@@ -125,24 +101,19 @@ impl ClosedMesh {
         &self.caps
     }
 
-    /// Undirected edges (ascending vertex pair).
-    pub fn edges(&self) -> &[[usize; 2]] {
-        &self.edges
-    }
-
-    /// Index of edge (a, b) in either order.
-    pub fn edge_index(&self, a: usize, b: usize) -> Option<usize> {
-        self.edge_index.get(&[a.min(b), a.max(b)]).copied()
+    /// Connectivity of the closed surface.
+    pub fn topology(&self) -> &Topology {
+        &self.topology
     }
 
     /// Faces holding edge `e` (two on a closed manifold).
     pub fn edge_faces(&self, e: usize) -> &[usize] {
-        &self.edge_faces[e]
+        self.topology.edge_faces(e)
     }
 
     /// Edges of face `f`; edge k joins corners k and k + 1.
     pub fn face_edges(&self, f: usize) -> [usize; 3] {
-        self.face_edges[f]
+        self.topology.face_edges(f)
     }
 
     /// Positions of the closed mesh: the garment's, then the cap centres.
@@ -171,54 +142,6 @@ impl ClosedMesh {
     }
 }
 
-/// Boundary loops of a triangle mesh: ordered vertex cycles, each oriented like
-/// the boundary edges of its faces. Errors when the boundary is not a set of
-/// disjoint simple cycles (a non-manifold boundary vertex).
-pub fn boundary_loops(mesh: &TriMesh) -> Result<Vec<Vec<usize>>> {
-    let mut count: HashMap<[usize; 2], usize> = HashMap::new();
-    for face in &mesh.faces {
-        for k in 0..3 {
-            let (a, b) = (face[k], face[(k + 1) % 3]);
-            *count.entry([a.min(b), a.max(b)]).or_default() += 1;
-        }
-    }
-    let mut next: HashMap<usize, usize> = HashMap::new();
-    for face in &mesh.faces {
-        for k in 0..3 {
-            let (a, b) = (face[k], face[(k + 1) % 3]);
-            if count[&[a.min(b), a.max(b)]] == 1 && next.insert(a, b).is_some() {
-                return Err(Error::invalid(format!(
-                    "boundary vertex {a} starts two boundary edges; the boundary is not a set of simple loops"
-                )));
-            }
-        }
-    }
-    let mut starts: Vec<usize> = next.keys().copied().collect();
-    starts.sort_unstable();
-    let mut seen = std::collections::HashSet::new();
-    let mut loops = vec![];
-    for s in starts {
-        if seen.contains(&s) {
-            continue;
-        }
-        let mut lp = vec![];
-        let mut v = s;
-        while seen.insert(v) {
-            lp.push(v);
-            v = *next.get(&v).ok_or_else(|| {
-                Error::invalid(format!("boundary at vertex {v} does not close into a loop"))
-            })?;
-        }
-        if v != s {
-            return Err(Error::invalid(format!(
-                "boundary loop through vertex {s} runs into vertex {v} twice"
-            )));
-        }
-        loops.push(lp);
-    }
-    Ok(loops)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -232,12 +155,13 @@ mod tests {
     #[test]
     fn cap_closes_and_orients_the_surface() {
         let mesh = square();
-        let loops = boundary_loops(&mesh).unwrap();
-        assert_eq!(loops, vec![vec![0, 1, 2, 3]]);
+        let loops = Topology::new(&mesh).boundary_loops().to_vec();
+        assert_eq!(loops.len(), 1);
+        assert_eq!(loops[0].len(), 4);
         let closed = ClosedMesh::new(&mesh, &loops, &LoopClosure::All).unwrap();
         assert_eq!(closed.faces().len(), 6);
         // Every edge has two faces traversing it in opposite directions.
-        for (e, &[a, b]) in closed.edges().iter().enumerate() {
+        for (e, &[a, b]) in closed.topology().edges().iter().enumerate() {
             let dirs: Vec<bool> = closed
                 .edge_faces(e)
                 .iter()
@@ -264,7 +188,7 @@ mod tests {
     #[test]
     fn closure_choices() {
         let mesh = square();
-        let loops = boundary_loops(&mesh).unwrap();
+        let loops = Topology::new(&mesh).boundary_loops().to_vec();
         let none = ClosedMesh::new(&mesh, &loops, &LoopClosure::None).unwrap();
         assert_eq!(none.faces().len(), 2);
         assert!(ClosedMesh::new(&mesh, &loops, &LoopClosure::List(vec![1])).is_err());

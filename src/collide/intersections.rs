@@ -46,14 +46,33 @@ pub fn find_intersections(vertices: &[Vec3], faces: &[[usize; 3]]) -> Intersecti
     intersect_candidates(vertices, faces, &candidates)
 }
 
-/// Brute-force reference: tests every face pair (O(n²)); for checks only.
+/// Brute-force reference: the exact narrow phase on every face pair that
+/// shares no edge (O(n²), no broad phase); for checks and benchmarks.
 pub fn find_intersections_brute_force(vertices: &[Vec3], faces: &[[usize; 3]]) -> Intersections {
-    let n = faces.len() as u32;
-    let candidates: Vec<[u32; 2]> = (0..n)
-        .flat_map(|i| (i + 1..n).map(move |j| [i, j]))
-        .filter(|&[i, j]| !share_edge(&faces[i as usize], &faces[j as usize]))
+    let n = faces.len();
+    let crossings: Vec<(usize, usize, PairCrossing)> = (0..n)
+        .into_par_iter()
+        .flat_map_iter(|f| {
+            (f + 1..n).filter_map(move |g| {
+                if share_edge(&faces[f], &faces[g]) {
+                    return None;
+                }
+                match pair_crossing(vertices, (f, faces[f]), (g, faces[g])) {
+                    PairCrossing::None => None,
+                    c => Some((f, g, c)),
+                }
+            })
+        })
         .collect();
-    intersect_candidates(vertices, faces, &candidates)
+    let tested = (0..n)
+        .into_par_iter()
+        .map(|f| {
+            (f + 1..n)
+                .filter(|&g| !share_edge(&faces[f], &faces[g]))
+                .count()
+        })
+        .sum();
+    assemble(vertices, faces, tested, crossings)
 }
 
 fn intersect_candidates(
@@ -71,8 +90,18 @@ fn intersect_candidates(
             }
         })
         .collect();
+    assemble(vertices, faces, candidates.len(), crossings)
+}
+
+/// Collects the segments and their points (sequential: points are shared).
+fn assemble(
+    vertices: &[Vec3],
+    faces: &[[usize; 3]],
+    candidate_pairs: usize,
+    crossings: Vec<(usize, usize, PairCrossing)>,
+) -> Intersections {
     let mut out = Intersections {
-        candidate_pairs: candidates.len(),
+        candidate_pairs,
         ..Default::default()
     };
     for (f, g, crossing) in crossings {

@@ -49,33 +49,36 @@ pub fn penetrated_region(
     let nf = closed.faces().len();
     let pieces = &surface.pieces;
     let is_cut = |f: usize| surface.cut.contains_key(&f);
-    // Whole face f is node f; piece p is node nf + p.
+    // Whole face f is node f; piece p is node nf + p. Crossing arc
+    // (edge, interval) out of birth triangle `birth` reaches the whole
+    // neighbour or its pieces on the same arc.
+    let across = |birth: usize, e: usize, interval: usize, out: &mut Vec<usize>| {
+        for &g in closed.edge_faces(e) {
+            if g == birth {
+                continue;
+            }
+            if is_cut(g) {
+                out.extend(
+                    surface
+                        .pieces_on_arc(e, interval)
+                        .iter()
+                        .filter(|&&p| pieces[p].birth == g)
+                        .map(|&p| nf + p),
+                );
+            } else {
+                out.push(g);
+            }
+        }
+    };
     let neighbours = |node: usize, out: &mut Vec<usize>| {
-        let (birth, arcs): (usize, Vec<(usize, usize)>) = if node < nf {
-            (
-                node,
-                closed.face_edges(node).iter().map(|&e| (e, 0)).collect(),
-            )
+        if node < nf {
+            for e in closed.face_edges(node) {
+                across(node, e, 0, out);
+            }
         } else {
             let piece = &pieces[node - nf];
-            (piece.birth, piece.arcs.clone())
-        };
-        for (e, interval) in arcs {
-            for &g in closed.edge_faces(e) {
-                if g == birth {
-                    continue;
-                }
-                if is_cut(g) {
-                    out.extend(
-                        surface
-                            .pieces_on_arc(e, interval)
-                            .iter()
-                            .filter(|&&p| pieces[p].birth == g)
-                            .map(|&p| nf + p),
-                    );
-                } else {
-                    out.push(g);
-                }
+            for &(e, interval) in &piece.arcs {
+                across(piece.birth, e, interval, out);
             }
         }
     };

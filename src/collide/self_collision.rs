@@ -6,7 +6,7 @@ use std::time::Instant;
 use rayon::prelude::*;
 use serde::Serialize;
 
-use super::closure::{ClosedMesh, boundary_loops};
+use super::closure::ClosedMesh;
 use super::config::{LoopClosure, LossKind};
 use super::intersections::{Intersections, find_intersections};
 use super::metric::c_metric;
@@ -14,7 +14,7 @@ use super::paths::{link_paths, path_length};
 use super::region::{Polygon, SkipReason, penetrated_region};
 use super::remesh::PieceVertex;
 use super::volume::{signed_volume6, signed_volume6_grad, vector_area2, vector_area2_norm_grad};
-use crate::mesh::TriMesh;
+use crate::mesh::{Topology, TriMesh};
 use crate::{Error, Result, Vec3};
 
 /// Self-collision analysis of one garment topology; evaluate it on any
@@ -97,9 +97,10 @@ impl SelfCollision {
     /// Prepares the analysis of `mesh` (its connectivity; positions are given
     /// per evaluation), capping the boundary loops `closure` selects.
     pub fn new(mesh: &TriMesh, closure: &LoopClosure) -> Result<Self> {
+        mesh.validate("self-collision mesh")?;
         let loops = match closure {
             LoopClosure::None => vec![],
-            _ => boundary_loops(mesh)?,
+            _ => Topology::new(mesh).boundary_loops().to_vec(),
         };
         Ok(SelfCollision {
             closed: ClosedMesh::new(mesh, &loops, closure)?,

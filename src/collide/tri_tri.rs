@@ -145,12 +145,14 @@ pub fn pair_crossing(
     (f, tri_f): (usize, [usize; 3]),
     (g, tri_g): (usize, [usize; 3]),
 ) -> PairCrossing {
-    let shared: Vec<usize> = tri_f
-        .iter()
-        .copied()
-        .filter(|v| tri_g.contains(v))
-        .collect();
-    if shared.len() >= 2 {
+    let shared_count = tri_f.iter().filter(|v| tri_g.contains(v)).count();
+    if shared_count >= 2 {
+        return PairCrossing::None;
+    }
+    let shared = tri_f.iter().copied().find(|v| tri_g.contains(v));
+    // Cheap exact rejection (most broad-phase pairs are neighbours that
+    // touch only at a shared vertex).
+    if strictly_one_side(positions, tri_f, tri_g) || strictly_one_side(positions, tri_g, tri_f) {
         return PairCrossing::None;
     }
     let mut points = [PointKey::Vertex(0); 6];
@@ -167,12 +169,33 @@ pub fn pair_crossing(
             }
         }
     }
-    match (shared.first(), count) {
+    match (shared, count) {
         (_, 0) => PairCrossing::None,
-        (Some(&v), 1) => PairCrossing::Segment([PointKey::Vertex(v), points[0]]),
+        (Some(v), 1) => PairCrossing::Segment([PointKey::Vertex(v), points[0]]),
         (None, 2) => PairCrossing::Segment([points[0], points[1]]),
         _ => PairCrossing::Inconsistent,
     }
+}
+
+/// Whether every vertex of `tri` not shared with `plane` lies strictly on one
+/// side of the plane of `plane` (exact signs; any zero answers false). Then
+/// the two triangles meet at most in shared vertices: no edge of `tri`
+/// crosses the plane, and a point of an edge of `plane` inside `tri` would
+/// have to be a shared vertex.
+fn strictly_one_side(positions: &[Vec3], plane: [usize; 3], tri: [usize; 3]) -> bool {
+    let [p, q, r] = plane.map(|v| &positions[v]);
+    let mut side = 0.0;
+    for v in tri {
+        if plane.contains(&v) {
+            continue;
+        }
+        let o = orient3d(p, q, r, &positions[v]);
+        if o == 0.0 || (side != 0.0 && (o > 0.0) != (side > 0.0)) {
+            return false;
+        }
+        side = o;
+    }
+    true
 }
 
 #[cfg(test)]

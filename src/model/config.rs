@@ -64,11 +64,11 @@ impl ModelConfig {
     }
 
     /// The CPU-size model chosen by measurement (docs/BENCHMARKS.md,
-    /// "Graph network"): L = 64 and 6 blocks over the fine mesh, one
+    /// "Graph network"): L = 32 and 6 blocks over the fine mesh, one
     /// coarse level and the self-collision edges.
     pub fn cpu() -> Self {
         ModelConfig {
-            latent: 64,
+            latent: 32,
             architecture: "f,c0,s|f,c0,s|d:c0|u:f,c0,s|f,c0,s|f,s".to_string(),
             coarse_levels: 1,
             ..Self::default()
@@ -134,5 +134,20 @@ mod tests {
             ..ModelConfig::paper()
         };
         assert!(cfg.validate().unwrap_err().to_string().contains("c1"));
+    }
+}
+
+#[cfg(test)]
+mod shipped_configs {
+    use super::*;
+
+    /// configs/model_*.ron parse and equal the constructors.
+    #[test]
+    fn ron_files_match_constructors() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("configs");
+        let paper: ModelConfig = crate::config::read_ron(&root.join("model_paper.ron")).unwrap();
+        let cpu: ModelConfig = crate::config::read_ron(&root.join("model_cpu.ron")).unwrap();
+        assert_eq!(paper, ModelConfig::paper());
+        assert_eq!(cpu, ModelConfig::cpu());
     }
 }

@@ -75,7 +75,7 @@ impl Amass {
         poses.expect_shape(&[None, None], path, "poses")?;
         poses.expect_finite(path, "poses")?;
         let (n, width) = (poses.shape[0], poses.shape[1]);
-        if width % 3 != 0 || width < 3 * 22 {
+        if !width.is_multiple_of(3) || width < 3 * 22 {
             return Err(Error::parse(
                 path,
                 format!("poses has {width} columns; need 3 per joint and at least 22 joints (66)"),

@@ -14,6 +14,10 @@
 //!    joints follow their parent (W_j = W_parent).
 //! 3. local rotations R_j = W_parent⁻¹ W_j.
 //!
+//! The shortest-arc correction adds no twist about the bone, so the source's
+//! twist carries over unchanged; that is right when both rests agree on bone
+//! roll, as here (the T-pose and the A-pose differ by swings of the limbs).
+//!
 //! Root translation: the source root path scaled by the leg-length ratio
 //! (body hip-to-lowest-joint height / the source's, so strides fit the
 //! body's legs), moved horizontally so the first frame starts above the
