@@ -332,3 +332,70 @@ fn solver_drapes_a_sheet_over_a_moving_sphere() {
         "sheet did not follow the sphere: {centre:?}"
     );
 }
+
+/// The T-shirt template with skinning weights copied from the nearest body vertex.
+fn tshirt_rig(body: &senc::body::Body) -> (TriMesh, Vec<usize>, senc::body::SkinWeights) {
+    let base = senc::mesh::obj::read_obj_str(senc::data::BASE_OBJ, "base.obj").unwrap();
+    let template = senc::garment::tshirt::tshirt(&base, 1000).unwrap();
+    let query = BodyQuery::new(&body.mesh).unwrap();
+    let lists = template
+        .mesh
+        .positions
+        .iter()
+        .map(|p| {
+            let hit = query.closest(p);
+            let face = body.mesh.faces[hit.face];
+            let k = (0..3)
+                .max_by(|&a, &b| hit.barycentric[a].total_cmp(&hit.barycentric[b]))
+                .unwrap();
+            body.weights.vertex(face[k]).to_vec()
+        })
+        .collect();
+    let weights =
+        senc::body::SkinWeights::from_lists(lists, body.skeleton.len(), "tshirt").unwrap();
+    (template.mesh, template.pinned, weights)
+}
+
+#[test]
+fn tshirt_settles_on_the_body_and_follows_cmu_01_01() {
+    use senc::eval::metrics::GarmentMetrics;
+    use senc::physics::reference::{GarmentRig, ReferenceSimulation};
+    let body = senc::body::Body::makehuman().unwrap();
+    let (rest, pinned, weights) = tshirt_rig(&body);
+    let motion = senc::motion::Motion::builtin("01_01", &body).unwrap();
+    let poses = &motion.frames[..4];
+    let rig = GarmentRig {
+        rest: &rest,
+        pinned: &pinned,
+        weights: &weights,
+    };
+    let mut sim = ReferenceSimulation::new(rig, &body, poses, &PhysicsConfig::default()).unwrap();
+    let metrics = GarmentMetrics::new(&rest).unwrap();
+    let mut last = None;
+    while let Some(frame) = sim.next_frame() {
+        let frame = frame.unwrap();
+        assert!(
+            frame
+                .garment
+                .iter()
+                .all(|p| p.iter().all(|c| c.is_finite()))
+        );
+        let m = metrics.frame(&frame.garment, Some(sim.body_query()));
+        assert!(m.mean_edge_strain < 0.05, "frame {}: {m:?}", frame.index);
+        // The shirt hangs on the shoulders: it stays around the torso, not on the floor.
+        let lowest = frame
+            .garment
+            .iter()
+            .map(|p| p.y)
+            .fold(f64::INFINITY, f64::min);
+        let body_low = frame.body.iter().map(|p| p.y).fold(f64::INFINITY, f64::min);
+        assert!(
+            lowest - body_low > 0.5,
+            "frame {}: shirt fell to {lowest}",
+            frame.index
+        );
+        last = Some(m);
+    }
+    let pen = last.unwrap().body_penetration_percent.unwrap();
+    assert!(pen <= 1.0, "penetration {pen}% after settling and 3 steps");
+}
