@@ -112,7 +112,7 @@ impl<'a> ReferenceSimulation<'a> {
         let transforms = self.body.joint_transforms(pose);
         let pins = skin(
             &self.garment.rest.positions,
-            &self.garment.weights,
+            self.garment.weights,
             &transforms,
         );
         let body_next = self.body.posed_vertices(pose);
