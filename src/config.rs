@@ -25,3 +25,13 @@ pub fn parse_ron<T: serde::de::DeserializeOwned>(text: &str, path: &Path) -> Res
             what: e.to_string(),
         })
 }
+
+/// What `senc simulate` reads: the `garment` and `physics` sections. Other
+/// top-level sections (model, training, …) are ignored, so a full run
+/// configuration works too; each section itself rejects unknown fields.
+#[derive(Clone, Debug, Default, serde::Deserialize)]
+#[serde(default)]
+pub struct SimConfig {
+    pub garment: crate::garment::config::GarmentConfig,
+    pub physics: crate::physics::PhysicsConfig,
+}

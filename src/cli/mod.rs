@@ -2,6 +2,7 @@
 //! `run(args) -> senc::Result<()>` that calls into the library.
 
 mod body;
+mod simulate;
 
 use clap::{Parser, Subcommand};
 
@@ -17,6 +18,9 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
+    /// Simulate a garment on the body through a motion with the reference
+    /// implicit solver (backward Euler, L-BFGS) and write one PLY per frame.
+    Simulate(simulate::Args),
     /// Pose the default MakeHuman body along a motion (BVH, AMASS .npz, or
     /// the built-in CMU clips 01_01 / 01_03) and write one PLY per frame.
     Body(body::Args),
@@ -29,6 +33,7 @@ impl Cli {
     /// Runs the chosen subcommand.
     pub fn run(self) -> senc::Result<()> {
         match self.command {
+            Command::Simulate(args) => simulate::run(args),
             Command::Body(args) => body::run(args),
             Command::Check(args) => check::run(args),
         }

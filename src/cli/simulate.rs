@@ -1,0 +1,183 @@
+//! `senc simulate`: the reference implicit solver through a motion.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use indicatif::{ProgressBar, ProgressStyle};
+use senc::atomic_file::write_bytes_atomic;
+use senc::body::Body;
+use senc::body::SkinWeights;
+use senc::config::{SimConfig, read_ron};
+use senc::eval::metrics::GarmentMetrics;
+use senc::garment::template::Template;
+use senc::garment::transfer::transfer_weight_lists;
+use senc::garment::{skirt, tights, tshirt};
+use senc::mesh::obj::read_obj_str;
+use senc::mesh::{TriMesh, write_ply_simple};
+use senc::motion::{FrameRange, Motion};
+use senc::physics::reference::{GarmentRig, ReferenceSimulation, SimulatedFrame};
+
+/// Simulate a garment on the body through a motion with the reference solver.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Run configuration (RON) with `garment` and `physics` sections.
+    #[arg(long)]
+    config: PathBuf,
+    /// Motion file: CMU BVH or AMASS .npz.
+    #[arg(long)]
+    motion: PathBuf,
+    /// Frames A:B of the motion at 30 fps (default: all).
+    #[arg(long)]
+    frames: Option<FrameRange>,
+    /// Output directory for frame_00000.ply, … and frames.csv.
+    #[arg(long)]
+    out: PathBuf,
+    /// Also write the posed body as body_00000.ply, ….
+    #[arg(long)]
+    with_body: bool,
+}
+
+/// Per-frame CSV columns after the frame index.
+const CSV_HEADER: &str = "frame,iterations,converged,residual,seconds,penetration_percent,mean_edge_strain,max_edge_strain,stretch_default,bend_default";
+
+pub fn run(args: Args) -> senc::Result<()> {
+    let config: SimConfig = read_ron(&args.config)?;
+    config.physics.validate()?;
+    let body = Body::makehuman()?;
+    let (template, weights) = builtin_garment(&config, &body)?;
+    let mut motion = Motion::load(&args.motion, &body)?;
+    if let Some(range) = args.frames {
+        motion = motion.select(range)?;
+    }
+    let poses = motion.frames.clone();
+    let rig = GarmentRig {
+        rest: &template.mesh,
+        pinned: &template.pinned,
+        weights: &weights,
+    };
+    let mut sim = ReferenceSimulation::new(rig, &body, &poses, &config.physics)?;
+    let metrics = GarmentMetrics::new(&template.mesh)?;
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&stop);
+    ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst))
+        .map_err(|e| senc::Error::invalid(format!("cannot install the Ctrl-C handler: {e}")))?;
+
+    let bar = ProgressBar::new(sim.len() as u64);
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{bar:40} {pos}/{len} frames {elapsed_precise} eta {eta} {msg}",
+        )
+        .expect("valid template"),
+    );
+    let start = Instant::now();
+    let mut csv = String::new();
+    let (mut written, mut worst_penetration, mut worst_strain) = (0, 0.0f64, 0.0f64);
+    while let Some(frame) = sim.next_frame() {
+        let frame = frame?;
+        let m = metrics.frame(&frame.garment, Some(sim.body_query()));
+        let penetration = m.body_penetration_percent.unwrap_or(0.0);
+        worst_penetration = worst_penetration.max(penetration);
+        worst_strain = worst_strain.max(m.mean_edge_strain);
+        write_frame(
+            &args.out,
+            &frame,
+            &template.mesh,
+            args.with_body.then_some(&body.mesh),
+        )?;
+        let r = &frame.report;
+        if csv.is_empty() {
+            let names: Vec<&str> = r.terms.iter().map(|t| t.name.as_str()).collect();
+            csv = format!("{CSV_HEADER},{}\n", names.join(","));
+        }
+        let terms: Vec<String> = r.terms.iter().map(|t| format!("{:.6e}", t.value)).collect();
+        csv.push_str(&format!(
+            "{},{},{},{:.3e},{:.4},{:.3},{:.5},{:.5},{:.6e},{:.6e},{}\n",
+            frame.index,
+            r.iterations,
+            r.converged,
+            r.residual,
+            r.seconds,
+            penetration,
+            m.mean_edge_strain,
+            m.max_edge_strain,
+            m.stretch_energy,
+            m.bend_energy,
+            terms.join(",")
+        ));
+        write_bytes_atomic(&args.out.join("frames.csv"), csv.as_bytes())?;
+        let terms_text: Vec<String> = r
+            .terms
+            .iter()
+            .map(|t| format!("{} {:.3e}", t.name, t.value))
+            .collect();
+        bar.println(format!(
+            "frame {:5}: {:4} it{} {:.2}s | {} | pen {:.2}% strain {:.2}%",
+            frame.index,
+            r.iterations,
+            if r.converged { "" } else { " (not converged)" },
+            r.seconds,
+            terms_text.join(", "),
+            penetration,
+            100.0 * m.mean_edge_strain
+        ));
+        bar.inc(1);
+        written += 1;
+        if stop.load(Ordering::SeqCst) {
+            bar.println("interrupted: stopping after the last complete frame");
+            break;
+        }
+    }
+    bar.finish_and_clear();
+    let seconds = start.elapsed().as_secs_f64();
+    println!(
+        "simulated {written} frames of {} in {seconds:.1}s ({:.2} s/frame) into {}; max body penetration {worst_penetration:.2}% of vertices, max mean edge strain {:.2}%",
+        config.garment.name_or_path,
+        seconds / written.max(1) as f64,
+        args.out.display(),
+        100.0 * worst_strain
+    );
+    Ok(())
+}
+
+/// A built-in garment template with skinning weights blended from the
+/// closest body surface point. (`Garment` of the mesh module replaces this
+/// once it lands; user garment files are not supported here yet.)
+fn builtin_garment(config: &SimConfig, body: &Body) -> senc::Result<(Template, SkinWeights)> {
+    let base = read_obj_str(senc::data::BASE_OBJ, "data/body/base.obj")?;
+    let resolution = config.garment.resolution;
+    let template = match config.garment.name_or_path.as_str() {
+        "tshirt" => tshirt::tshirt(&base, resolution)?,
+        "skirt" => skirt::skirt(&base, resolution)?,
+        "tights" => tights::tights(&base, resolution)?,
+        other => {
+            return Err(senc::Error::invalid(format!(
+                "simulate: garment {other:?} is not built in (tshirt, skirt, tights)"
+            )));
+        }
+    };
+    let lists = transfer_weight_lists(
+        &body.mesh,
+        |v| body.weights.vertex(v),
+        &template.mesh.positions,
+    )?;
+    let weights = SkinWeights::from_lists(lists, body.skeleton.len(), "garment weights")?;
+    Ok((template, weights))
+}
+
+fn write_frame(
+    out: &Path,
+    frame: &SimulatedFrame,
+    garment: &TriMesh,
+    body: Option<&TriMesh>,
+) -> senc::Result<()> {
+    let mesh = garment.with_positions(frame.garment.clone());
+    write_ply_simple(&out.join(format!("frame_{:05}.ply", frame.index)), &mesh)?;
+    if let Some(body) = body {
+        let posed = body.with_positions(frame.body.clone());
+        write_ply_simple(&out.join(format!("body_{:05}.ply", frame.index)), &posed)?;
+    }
+    Ok(())
+}
