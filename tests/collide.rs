@@ -81,18 +81,26 @@ fn volume_below_z0(mesh: &TriMesh) -> f64 {
 
 #[test]
 fn sphere_pushed_through_a_closed_surface() {
-    let sphere = icosphere(2, 0.5, Vec3::new(0.013, 0.021, 0.2));
-    let slab = closed_box(Vec3::new(-2.0, -2.1, -3.0), Vec3::new(2.2, 2.0, 0.0), 1);
-    let expected = volume_below_z0(&sphere);
-    assert!(expected > 0.01);
-    let r = analyse(&merge(&[sphere, slab]), LoopClosure::None, LossKind::Volume);
-    assert_eq!(r.paths.len(), 1);
-    assert_eq!(r.regions.len(), 1);
-    assert!(
-        rel_close(r.regions[0].volume, expected, 1e-9),
-        "{} vs {expected}",
-        r.regions[0].volume
-    );
+    // A large sphere cut by both big triangles of the slab top (chords), and
+    // a small one poking through the inside of one triangle (a closed chain
+    // of pierce points: the split face has a hole).
+    for (level, radius, centre) in [
+        (2, 0.5, Vec3::new(0.013, 0.021, 0.2)),
+        (1, 0.05, Vec3::new(0.5, -0.7, 0.02)),
+    ] {
+        let sphere = icosphere(level, radius, centre);
+        let slab = closed_box(Vec3::new(-2.0, -2.1, -3.0), Vec3::new(2.2, 2.0, 0.0), 1);
+        let expected = volume_below_z0(&sphere);
+        assert!(expected > 1e-3 * radius.powi(3));
+        let r = analyse(&merge(&[sphere, slab]), LoopClosure::None, LossKind::Volume);
+        assert_eq!(r.paths.len(), 1);
+        assert_eq!(r.regions.len(), 1);
+        assert!(
+            rel_close(r.regions[0].volume, expected, 1e-9),
+            "{} vs {expected}",
+            r.regions[0].volume
+        );
+    }
 }
 
 /// A strip whose centre line is a looping trochoid, so the strip passes
