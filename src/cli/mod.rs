@@ -2,6 +2,7 @@
 //! `run(args) -> senc::Result<()>` that calls into the library.
 
 mod body;
+mod garment;
 
 use clap::{Parser, Subcommand};
 
@@ -18,6 +19,10 @@ enum Command {
     /// Pose the default MakeHuman body along a motion (BVH, AMASS .npz, or
     /// the built-in CMU clips 01_01 / 01_03) and write one PLY per frame.
     Body(body::Args),
+    /// Write a garment template (tshirt, skirt, tights, or your own OBJ/PLY)
+    /// at rest, or skinned onto the body along a motion; `--list` names the
+    /// built-in templates.
+    Garment(garment::Args),
 }
 
 impl Cli {
@@ -25,6 +30,7 @@ impl Cli {
     pub fn run(self) -> senc::Result<()> {
         match self.command {
             Command::Body(args) => body::run(args),
+            Command::Garment(args) => garment::run(args),
         }
     }
 }
