@@ -184,3 +184,171 @@ fn self_intersection_check_finds_a_crossing() {
     let crossing = TriMesh::new(positions, vec![[0, 1, 2], [3, 4, 5]], "crossing").unwrap();
     assert_eq!(self_intersecting_pairs(&crossing), [(0, 1)]);
 }
+
+mod on_the_body {
+    use std::path::Path;
+    use std::process::Command;
+    use std::sync::OnceLock;
+
+    use senc::body::Body;
+    use senc::body::query::BodyQuery;
+    use senc::garment::{BUILTIN_GARMENTS, Garment};
+    use senc::mesh::{TriMesh, read_mesh, write_ply_simple};
+    use senc::motion::Motion;
+
+    fn body() -> &'static Body {
+        static BODY: OnceLock<Body> = OnceLock::new();
+        BODY.get_or_init(|| Body::makehuman().unwrap())
+    }
+
+    #[test]
+    fn rest_pose_skinning_reproduces_every_template() {
+        let body = body();
+        for name in BUILTIN_GARMENTS {
+            let g = Garment::builtin(name, body).unwrap();
+            for v in 0..g.rest.num_vertices() {
+                let total: f64 = g.weights.vertex(v).iter().map(|&(_, w)| w).sum();
+                assert!(
+                    (total - 1.0).abs() < 1e-12,
+                    "{name} vertex {v}: weights sum {total}"
+                );
+            }
+            let skinned = g.skinned(body, &body.rest_pose());
+            let worst = skinned
+                .iter()
+                .zip(&g.rest.positions)
+                .map(|(a, b)| (a - b).norm())
+                .fold(0.0, f64::max);
+            assert!(
+                worst < 1e-9,
+                "{name}: rest skinning moves a vertex by {worst} m"
+            );
+        }
+    }
+
+    /// Signed distances of `positions` to the body posed as `surface`.
+    fn distances(surface: &TriMesh, positions: &[senc::Vec3]) -> Vec<f64> {
+        let query = BodyQuery::new(surface).unwrap();
+        query
+            .closest_many(positions)
+            .iter()
+            .map(|c| c.signed_distance)
+            .collect()
+    }
+
+    #[test]
+    fn skinned_skirt_waist_follows_the_body() {
+        let body = body();
+        let skirt = Garment::builtin("skirt", body).unwrap();
+        let motion = Motion::builtin("01_01", body).unwrap();
+        let rest = distances(&body.mesh, &skirt.rest.positions);
+        for frame in [100, 250, 400] {
+            let pose = &motion.frames[frame];
+            let posed_body = body.posed_mesh(pose);
+            let posed = distances(&posed_body, &skirt.skinned(body, pose));
+            let worst = skirt
+                .pinned
+                .iter()
+                .map(|&v| (posed[v] - rest[v]).abs())
+                .fold(0.0, f64::max);
+            assert!(
+                worst < 0.01,
+                "frame {frame}: waist gap changes by {worst} m"
+            );
+        }
+    }
+
+    #[test]
+    fn user_file_gets_the_same_weights_as_the_template() {
+        let body = body();
+        let shirt = Garment::builtin("tshirt", body).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("my_shirt.ply");
+        write_ply_simple(&path, &shirt.rest).unwrap();
+        let mine = Garment::from_file(&path, body).unwrap();
+        assert_eq!(mine.name, "my_shirt");
+        assert_eq!(mine.rest, shirt.rest);
+        assert_eq!(mine.weights, shirt.weights);
+        assert!(mine.pinned.is_empty());
+        let names: Vec<&str> = mine.loops.iter().map(|l| l.name.as_str()).collect();
+        assert_eq!(names, ["loop0", "loop1", "loop2", "loop3"]);
+        let all = mine.loops_named(None).unwrap();
+        assert_eq!(all.len(), 4);
+        let err = shirt
+            .loops_named(Some(&["collar".into()]))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("collar") && err.contains("left_sleeve"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn user_file_must_be_an_oriented_manifold() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("flipped.obj");
+        std::fs::write(
+            &path,
+            "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 1 1 0\nf 1 2 3\nf 2 3 4\n",
+        )
+        .unwrap();
+        let err = Garment::from_file(&path, body()).unwrap_err().to_string();
+        assert!(
+            err.contains("flipped.obj") && err.contains("oriented"),
+            "{err}"
+        );
+        let err = Garment::builtin("poncho", body()).unwrap_err().to_string();
+        assert!(err.contains("poncho") && err.contains("tshirt"), "{err}");
+    }
+
+    #[test]
+    fn cli_lists_and_writes_templates() {
+        let senc = env!("CARGO_BIN_EXE_senc");
+        let out = Command::new(senc)
+            .args(["garment", "--list"])
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        assert_eq!(
+            String::from_utf8(out.stdout)
+                .unwrap()
+                .split_whitespace()
+                .collect::<Vec<_>>(),
+            BUILTIN_GARMENTS
+        );
+
+        let dir = tempfile::tempdir().unwrap();
+        let rest = dir.path().join("skirt.ply");
+        let status = Command::new(senc)
+            .args(["garment", "skirt", "--out"])
+            .arg(&rest)
+            .status()
+            .unwrap();
+        assert!(status.success());
+        assert_eq!(read_mesh(&rest).unwrap().num_vertices(), 720);
+
+        let frames = dir.path().join("frames");
+        let status = Command::new(senc)
+            .args([
+                "garment", "tshirt", "--motion", "01_01", "--frames", "10:13", "--out",
+            ])
+            .arg(&frames)
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let mut written: Vec<String> = std::fs::read_dir(&frames)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        written.sort();
+        assert_eq!(
+            written,
+            ["frame_00000.ply", "frame_00001.ply", "frame_00002.ply"]
+        );
+        let first = read_mesh(&frames.join("frame_00000.ply")).unwrap();
+        let shirt = Garment::builtin("tshirt", body()).unwrap();
+        assert_eq!(first.faces, shirt.rest.faces);
+        assert!(Path::new(&frames).is_dir());
+    }
+}

@@ -3,6 +3,7 @@
 
 mod body;
 mod simulate;
+mod garment;
 
 use clap::{Parser, Subcommand};
 
@@ -27,6 +28,10 @@ enum Command {
     /// Self-collision analysis of one mesh: intersecting pairs, paths,
     /// penetrated regions, volumes and C.
     Check(check::Args),
+    /// Write a garment template (tshirt, skirt, tights, or your own OBJ/PLY)
+    /// at rest, or skinned onto the body along a motion; `--list` names the
+    /// built-in templates.
+    Garment(garment::Args),
 }
 
 impl Cli {
@@ -36,6 +41,7 @@ impl Cli {
             Command::Simulate(args) => simulate::run(args),
             Command::Body(args) => body::run(args),
             Command::Check(args) => check::run(args),
+            Command::Garment(args) => garment::run(args),
         }
     }
 }
