@@ -2,12 +2,15 @@
 //! `run(args) -> senc::Result<()>` that calls into the library.
 
 mod body;
-mod simulate;
+mod check;
+mod device;
+mod eval;
 mod garment;
+mod rollout;
+mod simulate;
+mod train;
 
 use clap::{Parser, Subcommand};
-
-mod check;
 
 /// Self-supervised neural cloth simulation with self-collision handling.
 #[derive(Parser, Debug)]
@@ -19,29 +22,40 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Simulate a garment on the body through a motion with the reference
-    /// implicit solver (backward Euler, L-BFGS) and write one PLY per frame.
-    Simulate(simulate::Args),
-    /// Pose the default MakeHuman body along a motion (BVH, AMASS .npz, or
-    /// the built-in CMU clips 01_01 / 01_03) and write one PLY per frame.
-    Body(body::Args),
+    /// Train the self-collision-aware graph network from physics energies
+    /// alone (self-supervised) on motion-capture sequences.
+    Train(train::Args),
+    /// Run a trained checkpoint on a motion; one PLY per frame.
+    Rollout(rollout::Args),
+    /// Self-collision metric C, %(0.01), body penetration, stretching and
+    /// bending energy and speed of checkpoints (or PLY frames) on motions.
+    Eval(eval::Args),
     /// Self-collision analysis of one mesh: intersecting pairs, paths,
     /// penetrated regions, volumes and C.
     Check(check::Args),
+    /// Simulate a garment on the body through a motion with the reference
+    /// implicit solver (backward Euler, L-BFGS) and write one PLY per frame.
+    Simulate(simulate::Args),
     /// Write a garment template (tshirt, skirt, tights, or your own OBJ/PLY)
     /// at rest, or skinned onto the body along a motion; `--list` names the
     /// built-in templates.
     Garment(garment::Args),
+    /// Pose the default MakeHuman body along a motion (BVH, AMASS .npz, or
+    /// the built-in CMU clips 01_01 / 01_03) and write one PLY per frame.
+    Body(body::Args),
 }
 
 impl Cli {
     /// Runs the chosen subcommand.
     pub fn run(self) -> senc::Result<()> {
         match self.command {
-            Command::Simulate(args) => simulate::run(args),
-            Command::Body(args) => body::run(args),
+            Command::Train(args) => train::run(args),
+            Command::Rollout(args) => rollout::run(args),
+            Command::Eval(args) => eval::run(args),
             Command::Check(args) => check::run(args),
+            Command::Simulate(args) => simulate::run(args),
             Command::Garment(args) => garment::run(args),
+            Command::Body(args) => body::run(args),
         }
     }
 }

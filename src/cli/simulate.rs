@@ -8,13 +8,9 @@ use std::time::Instant;
 use indicatif::{ProgressBar, ProgressStyle};
 use senc::atomic_file::write_bytes_atomic;
 use senc::body::Body;
-use senc::body::SkinWeights;
-use senc::config::{SimConfig, read_ron};
+use senc::config::RunConfig;
 use senc::eval::metrics::GarmentMetrics;
-use senc::garment::template::Template;
-use senc::garment::transfer::transfer_weight_lists;
-use senc::garment::{skirt, tights, tshirt};
-use senc::mesh::obj::read_obj_str;
+use senc::garment::Garment;
 use senc::mesh::{TriMesh, write_ply_simple};
 use senc::motion::{FrameRange, Motion};
 use senc::physics::reference::{GarmentRig, ReferenceSimulation, SimulatedFrame};
@@ -43,22 +39,21 @@ pub struct Args {
 const CSV_HEADER: &str = "frame,iterations,converged,residual,seconds,penetration_percent,mean_edge_strain,max_edge_strain,stretch_default,bend_default";
 
 pub fn run(args: Args) -> senc::Result<()> {
-    let config: SimConfig = read_ron(&args.config)?;
-    config.physics.validate()?;
+    let config = RunConfig::read(&args.config)?;
     let body = Body::makehuman()?;
-    let (template, weights) = builtin_garment(&config, &body)?;
+    let garment = Garment::from_config(&config.garment, &body)?;
     let mut motion = Motion::load(&args.motion, &body)?;
     if let Some(range) = args.frames {
         motion = motion.select(range)?;
     }
     let poses = motion.frames.clone();
     let rig = GarmentRig {
-        rest: &template.mesh,
-        pinned: &template.pinned,
-        weights: &weights,
+        rest: &garment.rest,
+        pinned: &garment.pinned,
+        weights: &garment.weights,
     };
     let mut sim = ReferenceSimulation::new(rig, &body, &poses, &config.physics)?;
-    let metrics = GarmentMetrics::new(&template.mesh)?;
+    let metrics = GarmentMetrics::new(&garment.rest)?;
 
     let stop = Arc::new(AtomicBool::new(false));
     let flag = Arc::clone(&stop);
@@ -84,7 +79,7 @@ pub fn run(args: Args) -> senc::Result<()> {
         write_frame(
             &args.out,
             &frame,
-            &template.mesh,
+            &garment.rest,
             args.with_body.then_some(&body.mesh),
         )?;
         let r = &frame.report;
@@ -134,37 +129,12 @@ pub fn run(args: Args) -> senc::Result<()> {
     let seconds = start.elapsed().as_secs_f64();
     println!(
         "simulated {written} frames of {} in {seconds:.1}s ({:.2} s/frame) into {}; max body penetration {worst_penetration:.2}% of vertices, max mean edge strain {:.2}%",
-        config.garment.name_or_path,
+        garment.name,
         seconds / written.max(1) as f64,
         args.out.display(),
         100.0 * worst_strain
     );
     Ok(())
-}
-
-/// A built-in garment template with skinning weights blended from the
-/// closest body surface point. (`Garment` of the mesh module replaces this
-/// once it lands; user garment files are not supported here yet.)
-fn builtin_garment(config: &SimConfig, body: &Body) -> senc::Result<(Template, SkinWeights)> {
-    let base = read_obj_str(senc::data::BASE_OBJ, "data/body/base.obj")?;
-    let resolution = config.garment.resolution;
-    let template = match config.garment.name_or_path.as_str() {
-        "tshirt" => tshirt::tshirt(&base, resolution)?,
-        "skirt" => skirt::skirt(&base, resolution)?,
-        "tights" => tights::tights(&base, resolution)?,
-        other => {
-            return Err(senc::Error::invalid(format!(
-                "simulate: garment {other:?} is not built in (tshirt, skirt, tights)"
-            )));
-        }
-    };
-    let lists = transfer_weight_lists(
-        &body.mesh,
-        |v| body.weights.vertex(v),
-        &template.mesh.positions,
-    )?;
-    let weights = SkinWeights::from_lists(lists, body.skeleton.len(), "garment weights")?;
-    Ok((template, weights))
 }
 
 fn write_frame(

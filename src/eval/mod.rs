@@ -1,3 +1,7 @@
-//! See the crate docs for what this module owns.
+//! Evaluation: per-frame physical metrics and the sequence reports of
+//! `senc eval`.
 
 pub mod metrics;
+pub mod report;
+
+pub use report::{CheckpointReport, FrameEvaluator, SequenceReport, SequenceStats, table};

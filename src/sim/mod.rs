@@ -1,1 +1,142 @@
-//! See the crate docs for what this module owns.
+//! Stepping a garment through a motion with a trained model: the scene
+//! (body + garment + motion), the garment state, and one network step.
+//! Shared by training, `senc rollout` and `senc eval`, so all three see the
+//! same inputs, the same settling step and the same pinned-vertex handling.
+
+mod rollout;
+mod scene;
+
+pub use rollout::{RolloutOptions, RolloutSummary, rollout};
+pub use scene::{Scene, StepBodies};
+
+use crate::Vec3;
+use crate::model::{GarmentGraph, ModelConfig, StepGraph, StepInputs};
+use crate::physics::lumped_masses;
+use crate::physics::material::{GRAVITY, Material};
+
+/// Frames per second of the simulation (DESIGN §2).
+pub const FPS: f64 = 30.0;
+
+/// Time step of a regular step (s).
+pub const DT: f64 = 1.0 / FPS;
+
+/// Time step of the settling step against the static body (s).
+pub const SETTLE_DT: f64 = 1.0 / 3.0;
+
+/// Garment positions now and one frame ago; velocity per frame is x − x_prev.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GarmentState {
+    pub x: Vec<Vec3>,
+    pub x_prev: Vec<Vec3>,
+}
+
+impl GarmentState {
+    /// At rest at `x` (zero velocity).
+    pub fn at_rest(x: Vec<Vec3>) -> Self {
+        GarmentState {
+            x_prev: x.clone(),
+            x,
+        }
+    }
+
+    /// Velocity in m/s over a step of `dt` seconds.
+    pub fn velocity(&self, dt: f64) -> Vec<Vec3> {
+        self.x
+            .iter()
+            .zip(&self.x_prev)
+            .map(|(x, p)| (x - p) / dt)
+            .collect()
+    }
+
+    /// Moves on to `next`; after a settling step the velocity is zeroed,
+    /// as the reference solver does.
+    pub fn advance(&mut self, next: Vec<Vec3>, settled: bool) {
+        self.x_prev = if settled {
+            next.clone()
+        } else {
+            std::mem::replace(&mut self.x, next.clone())
+        };
+        self.x = next;
+    }
+}
+
+/// What stays fixed while one garment is simulated with one model.
+pub struct GarmentModelInputs {
+    pub graph: GarmentGraph,
+    pub masses: Vec<f64>,
+    pub pinned: Vec<bool>,
+}
+
+impl GarmentModelInputs {
+    /// Caches the garment's graph structure (mesh edges, coarse levels),
+    /// masses for `material` and the pinned mask.
+    pub fn new(scene: &Scene, material: &Material, config: &ModelConfig) -> crate::Result<Self> {
+        let rest = &scene.garment.rest;
+        let mut pinned = vec![false; rest.num_vertices()];
+        for &p in &scene.garment.pinned {
+            pinned[p] = true;
+        }
+        Ok(GarmentModelInputs {
+            graph: GarmentGraph::new(rest, config)?,
+            masses: lumped_masses(rest, material.density),
+            pinned,
+        })
+    }
+}
+
+/// Per-sample conditions of a step: material and external acceleration.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Conditions {
+    pub material: Material,
+    /// External acceleration (m/s²), without gravity.
+    pub external: Vec3,
+}
+
+impl Default for Conditions {
+    fn default() -> Self {
+        Conditions {
+            material: Material::default(),
+            external: Vec3::zeros(),
+        }
+    }
+}
+
+/// Builds the network's graph for one step from `state` with raw features.
+pub fn build_step_graph(
+    cached: &GarmentModelInputs,
+    state: &GarmentState,
+    bodies: &StepBodies,
+    conditions: &Conditions,
+    dt: f64,
+    config: &ModelConfig,
+    arch: &crate::model::Architecture,
+) -> crate::Result<StepGraph> {
+    let inputs = StepInputs {
+        positions: &state.x,
+        prev_positions: &state.x_prev,
+        pinned: &cached.pinned,
+        pin_targets: &bodies.pin_targets,
+        vertex_mass: &cached.masses,
+        body: &bodies.body_now,
+        body_next: bodies.next.positions(),
+        body_faces: bodies.next.faces(),
+        material: conditions.material.network_inputs(),
+        dt,
+        external_acceleration: conditions.external + Vec3::new(0.0, -GRAVITY, 0.0),
+    };
+    StepGraph::build(&cached.graph, &inputs, config, arch)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn advance_keeps_velocity_except_after_settling() {
+        let mut s = GarmentState::at_rest(vec![Vec3::zeros()]);
+        s.advance(vec![Vec3::x()], false);
+        assert_eq!(s.velocity(0.5)[0], Vec3::new(2.0, 0.0, 0.0));
+        s.advance(vec![Vec3::new(3.0, 0.0, 0.0)], true);
+        assert_eq!(s.velocity(1.0)[0], Vec3::zeros());
+    }
+}

@@ -1,4 +1,11 @@
-//! Self-supervised training (DESIGN §6): samples, schedules, the loop and its
-//! checkpoints.
+//! Self-supervised training (DESIGN §6): the `train` config section, sample
+//! drawing, schedules, the CSV log and the loop itself.
 
+pub mod config;
+pub mod log;
+pub mod sample;
 pub mod schedule;
+pub mod session;
+
+pub use config::TrainConfig;
+pub use session::{TrainOptions, TrainSummary, checkpoint_dir, checkpoint_run_config, train};

@@ -1,0 +1,171 @@
+//! `senc rollout`: a trained model on a motion, one PLY per frame.
+
+use std::path::PathBuf;
+
+use indicatif::{ProgressBar, ProgressStyle};
+use senc::body::Body;
+use senc::garment::Garment;
+use senc::mesh::write_ply_simple;
+use senc::model::checkpoint;
+use senc::model::device::DeviceChoice;
+use senc::motion::{FrameRange, Motion};
+use senc::physics::Material;
+use senc::sim::{Conditions, RolloutOptions, Scene, rollout};
+use senc::{Error, Vec3};
+
+/// Runs a trained checkpoint on a motion and writes frame_00000.ply, …
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Checkpoint directory (written by `senc train`, e.g. checkpoints/tshirt).
+    #[arg(long)]
+    checkpoint: PathBuf,
+    /// Motion: built-in `01_01` / `01_03`, a BVH file or an AMASS .npz.
+    #[arg(long)]
+    motion: PathBuf,
+    /// Garment (built-in name or OBJ/PLY path); default: the one it was trained on.
+    #[arg(long)]
+    garment: Option<String>,
+    /// Frames A:B at 30 fps (A inclusive, B exclusive). Default: the whole motion.
+    #[arg(long)]
+    frames: Option<FrameRange>,
+    /// Material as density,mu,lambda,k_bend (kg/m², Pa, Pa, N·m). Default: DESIGN §3 defaults.
+    #[arg(long, value_parser = parse_material)]
+    material: Option<Material>,
+    /// Constant external acceleration x,y,z in m/s² (wind), besides gravity.
+    #[arg(long, value_parser = parse_vec3)]
+    force: Option<Vec3>,
+    /// Output directory.
+    #[arg(long)]
+    out: PathBuf,
+    /// Also write the posed body as body_00000.ply, …
+    #[arg(long)]
+    with_body: bool,
+    /// cpu, cuda or cuda:N.
+    #[arg(long, default_value = "cpu")]
+    device: DeviceChoice,
+}
+
+pub fn run(args: Args) -> senc::Result<()> {
+    let device = super::device::pick(args.device);
+    let model = checkpoint::load(&args.checkpoint, &device)?;
+    let scene = load_scene(&args.checkpoint, args.garment.as_deref(), &args.motion)?;
+    let range = args
+        .frames
+        .unwrap_or(FrameRange {
+            start: 0,
+            end: None,
+        })
+        .resolve(scene.num_frames())?;
+    let options = RolloutOptions {
+        conditions: Conditions {
+            material: args.material.unwrap_or_default(),
+            external: args.force.unwrap_or_else(Vec3::zeros),
+        },
+    };
+    let bar = frame_bar(range.len());
+    let first = range.start;
+    let summary = rollout(&model, &scene, range.clone(), &options, |frame, x| {
+        let k = frame - first;
+        let mesh = scene.garment.rest.with_positions(x.to_vec());
+        write_ply_simple(&args.out.join(format!("frame_{k:05}.ply")), &mesh)?;
+        if args.with_body {
+            let body = scene.body.posed_mesh(&scene.motion.frames[frame]);
+            write_ply_simple(&args.out.join(format!("body_{k:05}.ply")), &body)?;
+        }
+        bar.inc(1);
+        Ok(())
+    })?;
+    bar.finish_and_clear();
+    println!(
+        "rolled out {} frames ({}..{}) of {} with {} in {:.2} s: {:.1} frames/s (simulation only); wrote {}",
+        summary.frames,
+        range.start,
+        range.end,
+        scene.motion.source,
+        scene.garment.name,
+        summary.seconds,
+        summary.frames_per_second(),
+        args.out.display()
+    );
+    Ok(())
+}
+
+/// The body, the garment of `checkpoint` (or `garment`) and `motion`.
+pub fn load_scene(
+    checkpoint: &std::path::Path,
+    garment: Option<&str>,
+    motion: &std::path::Path,
+) -> senc::Result<Scene> {
+    let body = Body::makehuman()?;
+    let garment = match garment {
+        Some(name) => {
+            let mut config = senc::garment::config::GarmentConfig::default();
+            if let Ok(run) = senc::train::checkpoint_run_config(checkpoint) {
+                config = run.garment;
+            }
+            config.name_or_path = name.to_string();
+            Garment::from_config(&config, &body)?
+        }
+        None => {
+            let run = senc::train::checkpoint_run_config(checkpoint).map_err(|e| {
+                Error::invalid(format!(
+                    "{e}\n  (pass --garment to name the garment explicitly)"
+                ))
+            })?;
+            Garment::from_config(&run.garment, &body)?
+        }
+    };
+    let motion = Motion::load(motion, &body)?;
+    Ok(Scene {
+        body,
+        garment,
+        motion,
+    })
+}
+
+/// A progress bar over `frames` frames.
+pub fn frame_bar(frames: usize) -> ProgressBar {
+    ProgressBar::new(frames as u64).with_style(
+        ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} frames ({per_sec}, eta {eta})")
+            .expect("valid template")
+            .progress_chars("=> "),
+    )
+}
+
+fn parse_numbers<const N: usize>(text: &str, what: &str) -> Result<[f64; N], String> {
+    let values: Vec<f64> = text
+        .split(',')
+        .map(|t| {
+            t.trim()
+                .parse::<f64>()
+                .map_err(|_| format!("{what}: {t:?} is not a number"))
+        })
+        .collect::<Result<_, _>>()?;
+    let array: [f64; N] = values.try_into().map_err(|v: Vec<f64>| {
+        format!(
+            "{what}: expected {N} comma-separated numbers, got {}",
+            v.len()
+        )
+    })?;
+    if array.iter().all(|v| v.is_finite()) {
+        Ok(array)
+    } else {
+        Err(format!("{what}: values must be finite"))
+    }
+}
+
+fn parse_vec3(text: &str) -> Result<Vec3, String> {
+    parse_numbers::<3>(text, "--force").map(Vec3::from)
+}
+
+fn parse_material(text: &str) -> Result<Material, String> {
+    let [density, mu, lambda, k_bend] = parse_numbers::<4>(text, "--material")?;
+    let material = Material {
+        density,
+        mu,
+        lambda,
+        k_bend,
+    };
+    material.validate().map_err(|e| e.to_string())?;
+    Ok(material)
+}

@@ -1,0 +1,67 @@
+//! `senc train`: self-supervised training of the graph network.
+
+use std::path::PathBuf;
+
+use senc::config::RunConfig;
+use senc::model::device::DeviceChoice;
+use senc::train::{TrainOptions, checkpoint_dir, train};
+
+/// Trains the self-collision-aware graph network from physics energies alone.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Run configuration (RON), e.g. configs/tshirt.ron.
+    #[arg(long)]
+    config: PathBuf,
+    /// Run directory (checkpoint/, log.csv, config.ron). Default: runs/<config name>.
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Total optimizer updates (overrides train.steps).
+    #[arg(long)]
+    steps: Option<u64>,
+    /// Continue from <out>/checkpoint exactly where it stopped.
+    #[arg(long)]
+    resume: bool,
+    /// cpu, cuda or cuda:N.
+    #[arg(long, default_value = "cpu")]
+    device: DeviceChoice,
+    /// Seed of every random choice (overrides train.seed).
+    #[arg(long)]
+    seed: Option<u64>,
+}
+
+pub fn run(args: Args) -> senc::Result<()> {
+    let mut config = RunConfig::read(&args.config)?;
+    if let Some(steps) = args.steps {
+        config.train.steps = steps;
+    }
+    if let Some(seed) = args.seed {
+        config.train.seed = seed;
+    }
+    let out = args.out.unwrap_or_else(|| {
+        let stem = args
+            .config
+            .file_stem()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned();
+        PathBuf::from("runs").join(stem)
+    });
+    let options = TrainOptions {
+        out: out.clone(),
+        resume: args.resume,
+        device: super::device::pick(args.device),
+        progress: true,
+    };
+    let summary = train(&config, &options)?;
+    println!(
+        "trained {} updates on {} samples in {:.1} s ({:.2} updates/s), {} skipped, recent loss {:.4e}; checkpoint {}",
+        summary.updates,
+        summary.samples,
+        summary.seconds,
+        summary.updates as f64 / summary.seconds.max(1e-9),
+        summary.skipped,
+        summary.recent_loss,
+        checkpoint_dir(&out).display()
+    );
+    Ok(())
+}

@@ -1,0 +1,85 @@
+//! Runs a trained model through frames of a motion.
+
+use std::ops::Range;
+use std::time::Instant;
+
+use super::{Conditions, DT, GarmentModelInputs, GarmentState, SETTLE_DT, Scene, build_step_graph};
+use crate::model::NeuralSimulator;
+use crate::{Error, Result, Vec3};
+
+/// How to run a rollout.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RolloutOptions {
+    /// Material and external force.
+    pub conditions: Conditions,
+}
+
+/// Totals of a rollout.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct RolloutSummary {
+    /// Frames produced (the settled first frame included).
+    pub frames: usize,
+    /// Wall-clock seconds of all steps (graph building + network), no I/O.
+    pub seconds: f64,
+}
+
+impl RolloutSummary {
+    /// Frames per second of simulation.
+    pub fn frames_per_second(&self) -> f64 {
+        self.frames as f64 / self.seconds.max(f64::MIN_POSITIVE)
+    }
+}
+
+/// Simulates `frames` of `scene` with `model`: the garment starts skinned to
+/// the first frame, settles against the static body for one step of
+/// [`SETTLE_DT`] (that result is the first frame), then follows the motion at
+/// 30 fps. `on_frame(frame, positions)` receives every frame in order.
+pub fn rollout(
+    model: &NeuralSimulator,
+    scene: &Scene,
+    frames: Range<usize>,
+    options: &RolloutOptions,
+    mut on_frame: impl FnMut(usize, &[Vec3]) -> Result<()>,
+) -> Result<RolloutSummary> {
+    if frames.is_empty() || frames.end > scene.num_frames() {
+        return Err(Error::invalid(format!(
+            "rollout frames {}..{} are not inside the motion's {} frames",
+            frames.start,
+            frames.end,
+            scene.num_frames()
+        )));
+    }
+    let cached = GarmentModelInputs::new(scene, &options.conditions.material, &model.config)?;
+    let mut state = GarmentState::at_rest(scene.skinned_garment(frames.start));
+    let mut summary = RolloutSummary::default();
+    let mut previous = None;
+    for frame in frames {
+        let (now, dt) = match previous {
+            None => (frame, SETTLE_DT),
+            Some(p) => (p, DT),
+        };
+        let start = Instant::now();
+        let bodies = scene.step_bodies(now, frame)?;
+        let graph = build_step_graph(
+            &cached,
+            &state,
+            &bodies,
+            &options.conditions,
+            dt,
+            &model.config,
+            &model.arch,
+        )?;
+        let next = model.predict_positions(&graph);
+        if let Some(v) = next.iter().position(|p| !p.iter().all(|c| c.is_finite())) {
+            return Err(Error::invalid(format!(
+                "the model produced a non-finite position at vertex {v} in frame {frame}"
+            )));
+        }
+        state.advance(next, previous.is_none());
+        summary.seconds += start.elapsed().as_secs_f64();
+        summary.frames += 1;
+        on_frame(frame, &state.x)?;
+        previous = Some(frame);
+    }
+    Ok(summary)
+}

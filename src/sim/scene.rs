@@ -1,0 +1,57 @@
+//! A body, a garment fitted to it and a motion retargeted onto it.
+
+use crate::Vec3;
+use crate::body::Body;
+use crate::body::query::BodyQuery;
+use crate::garment::Garment;
+use crate::motion::Motion;
+
+/// Body + garment + motion (30 fps, on this body's skeleton).
+pub struct Scene {
+    pub body: Body,
+    pub garment: Garment,
+    pub motion: Motion,
+}
+
+/// The body around one step t → t+1 and the pinned-vertex targets at t+1.
+pub struct StepBodies {
+    /// Posed body vertices at t.
+    pub body_now: Vec<Vec3>,
+    /// The posed body at t+1, ready for closest-point queries.
+    pub next: BodyQuery,
+    /// Skinned garment at t+1 (only pinned entries are used).
+    pub pin_targets: Vec<Vec3>,
+}
+
+impl Scene {
+    /// Number of motion frames.
+    pub fn num_frames(&self) -> usize {
+        self.motion.len()
+    }
+
+    /// Posed body vertices at `frame`.
+    pub fn body_at(&self, frame: usize) -> Vec<Vec3> {
+        self.body.posed_vertices(&self.motion.frames[frame])
+    }
+
+    /// The garment skinned (LBS) to `frame`: the initial state and pin targets.
+    pub fn skinned_garment(&self, frame: usize) -> Vec<Vec3> {
+        self.garment.skinned(&self.body, &self.motion.frames[frame])
+    }
+
+    /// The body for the step `now` → `next` (equal frames for a settling step).
+    pub fn step_bodies(&self, now: usize, next: usize) -> crate::Result<StepBodies> {
+        let body_next = self.body_at(next);
+        let body_now = if now == next {
+            body_next.clone()
+        } else {
+            self.body_at(now)
+        };
+        let mesh = self.body.mesh.with_positions(body_next);
+        Ok(StepBodies {
+            body_now,
+            next: BodyQuery::new(&mesh)?,
+            pin_targets: self.skinned_garment(next),
+        })
+    }
+}

@@ -1,0 +1,93 @@
+//! The `train` section of a run configuration.
+
+use serde::{Deserialize, Serialize};
+
+use super::schedule::{LearningRate, Ramp, RolloutRamp};
+
+/// A motion and the frames of it that training may sample from.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MotionWindow {
+    /// A built-in clip (`01_01`, `01_03`), a BVH file or an AMASS .npz.
+    pub motion: String,
+    /// Frames `A:B` at 30 fps (`A:` to the end; `0.7` style fractions are not accepted).
+    pub frames: String,
+}
+
+/// Held-out frames rolled out every `every` steps; the mean losses are logged.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Validation {
+    pub motion: MotionWindow,
+    pub every: u64,
+}
+
+/// Self-supervised training settings (DESIGN §6).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TrainConfig {
+    /// Optimizer updates in total (one per rollout step).
+    pub steps: u64,
+    /// Seed of every random choice (samples, noise, initial weights).
+    pub seed: u64,
+    /// Adam learning rate schedule.
+    pub learning_rate: LearningRate,
+    /// Rollout length schedule (network steps per sample after settling).
+    pub rollout: RolloutRamp,
+    /// Body collision weight ramp (DESIGN §3: 5e3 → 5e5).
+    pub body_collision_weight: Ramp,
+    /// Update from which the self-collision loss is on (SENC stage 2);
+    /// `None` never (the HOOD baseline).
+    pub self_collision_from: Option<u64>,
+    /// Std of the Gaussian noise on each sample's initial positions (m).
+    pub initial_noise: f64,
+    /// Train on this one material instead of sampling one per sample (DESIGN §3 ranges).
+    pub material: Option<crate::physics::Material>,
+    /// Largest external acceleration sampled (m/s²); direction uniform on the sphere.
+    pub max_external_acceleration: f64,
+    /// Motions and frames samples are drawn from.
+    pub motions: Vec<MotionWindow>,
+    /// Periodic validation on held-out frames.
+    pub validation: Option<Validation>,
+    /// Checkpoint every this many updates (and at the end).
+    pub checkpoint_every: u64,
+}
+
+impl Default for TrainConfig {
+    fn default() -> Self {
+        TrainConfig {
+            steps: 2_000,
+            seed: 0,
+            learning_rate: LearningRate::default(),
+            rollout: RolloutRamp::default(),
+            body_collision_weight: Ramp {
+                start: 5e3,
+                end: 5e5,
+                steps: 1_000,
+            },
+            self_collision_from: None,
+            initial_noise: 3e-3,
+            material: None,
+            max_external_acceleration: 10.0,
+            motions: vec![
+                MotionWindow {
+                    motion: "01_01".into(),
+                    frames: "0:".into(),
+                },
+                // 01_03 has 1128 frames at 30 fps; the last 30 % is held out.
+                MotionWindow {
+                    motion: "01_03".into(),
+                    frames: "0:789".into(),
+                },
+            ],
+            validation: Some(Validation {
+                motion: MotionWindow {
+                    motion: "01_03".into(),
+                    frames: "789:849".into(),
+                },
+                every: 500,
+            }),
+            checkpoint_every: 250,
+        }
+    }
+}

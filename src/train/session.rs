@@ -1,0 +1,351 @@
+//! The self-supervised training loop (DESIGN §1, §6).
+//!
+//! Each sample is a garment on a window of a motion with a random material
+//! and external force. The garment starts skinned to the first frame (plus
+//! noise), settles for one step of 1/3 s against the static body, then
+//! follows the motion for the current rollout length. Every network step is
+//! one update: the prediction x goes to the CPU, the f64 energies give
+//! g = dE/dx, and g enters the network through the surrogate Σ x·g. The next
+//! step starts from the detached prediction.
+//!
+//! `train.steps` is reached at a sample boundary: the run stops after the
+//! first sample that brings the update count to at least `steps`, and
+//! checkpoints are written only at sample boundaries. That is what makes
+//! `--resume` continue bit-identically: the RNG, optimizer and normalisers
+//! are saved between samples, never in the middle of one.
+
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use burn::tensor::Device;
+use indicatif::{ProgressBar, ProgressStyle};
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+
+use super::log::CsvLog;
+use super::sample::{Sample, add_noise, draw};
+use crate::body::Body;
+use crate::collide::SelfCollision;
+use crate::config::RunConfig;
+use crate::garment::Garment;
+use crate::model::checkpoint::{self, RngState, TrainingState};
+use crate::model::simulator::tensor_to_points;
+use crate::model::{NeuralSimulator, Trainer};
+use crate::motion::{FrameRange, Motion};
+use crate::physics::{BodyMotion, Cloth, PhysicsConfig, Step};
+use crate::sim::{DT, GarmentModelInputs, GarmentState, SETTLE_DT, Scene, build_step_graph};
+use crate::{Error, Result};
+
+/// Where and how to train.
+pub struct TrainOptions {
+    /// Run directory: `checkpoint/`, `log.csv`, `run.ron`.
+    pub out: PathBuf,
+    /// Continue from `out/checkpoint` instead of starting fresh.
+    pub resume: bool,
+    /// Where the network lives (its autodiff version is used).
+    pub device: Device,
+    /// Draw a progress bar on stderr.
+    pub progress: bool,
+}
+
+/// What a training run did.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TrainSummary {
+    pub updates: u64,
+    pub samples: u64,
+    /// Updates skipped because the loss or its gradient was not finite.
+    pub skipped: u64,
+    /// Mean loss over the last 100 updates.
+    pub recent_loss: f64,
+    pub seconds: f64,
+}
+
+/// The run configuration stored in every checkpoint written by training,
+/// so rollout and eval know the garment and its settings.
+pub const RUN_CONFIG_FILE: &str = "run.ron";
+
+/// The run configuration of a checkpoint: `<dir>/run.ron`.
+pub fn checkpoint_run_config(dir: &Path) -> Result<RunConfig> {
+    crate::config::read_ron(&dir.join(RUN_CONFIG_FILE))
+}
+
+/// The checkpoint directory inside a run directory.
+pub fn checkpoint_dir(run: &Path) -> PathBuf {
+    run.join("checkpoint")
+}
+
+/// Trains the model of `config` as its `train` section says.
+pub fn train(config: &RunConfig, options: &TrainOptions) -> Result<TrainSummary> {
+    let started = Instant::now();
+    let tc = &config.train;
+    let body = Body::makehuman()?;
+    let garment = Garment::from_config(&config.garment, &body)?;
+    let (scenes, windows) = load_windows(&body, &garment, &tc.motions)?;
+    let self_collision = SelfCollision::new(&garment.rest, &config.self_collision.close)?;
+
+    std::fs::create_dir_all(&options.out).map_err(|e| Error::io(&options.out, e))?;
+    let ckpt = checkpoint_dir(&options.out);
+    let (mut trainer, mut rng, mut samples, mut skipped) = if options.resume {
+        let (trainer, state) = checkpoint::resume(&ckpt, &config.model, &options.device)?;
+        let rng = match &state.rng {
+            Some(r) => r.restore()?,
+            None => {
+                return Err(Error::invalid(format!(
+                    "{}: no training state to resume",
+                    ckpt.display()
+                )));
+            }
+        };
+        let samples = state.extra["samples"].as_u64().unwrap_or(0);
+        let skipped = state.extra["skipped"].as_u64().unwrap_or(0);
+        (trainer, rng, samples, skipped)
+    } else {
+        options.device.seed(tc.seed);
+        let sim = NeuralSimulator::new(&config.model, &options.device)?;
+        (Trainer::new(sim), ChaCha8Rng::seed_from_u64(tc.seed), 0, 0)
+    };
+    let config_text = ron::ser::to_string_pretty(config, Default::default())
+        .map_err(|e| Error::invalid(format!("serialising the run config: {e}")))?;
+    crate::atomic_file::write_bytes_atomic(
+        &options.out.join(RUN_CONFIG_FILE),
+        config_text.as_bytes(),
+    )?;
+    let mut log = CsvLog::open(&options.out.join("log.csv"), trainer.updates)?;
+
+    let bar = progress_bar(options.progress, tc.steps, trainer.updates);
+    let mut recent = std::collections::VecDeque::with_capacity(100);
+    let mut last_checkpoint = trainer.updates;
+    while trainer.updates < tc.steps {
+        let rollout = tc.rollout.at(trainer.updates);
+        let sample = draw(
+            &mut rng,
+            &windows,
+            rollout,
+            tc.max_external_acceleration,
+            tc.material,
+        )
+        .ok_or_else(|| {
+            Error::invalid(format!("no motion window is longer than {rollout} frames"))
+        })?;
+        let mut state = GarmentState::at_rest(scenes[sample.motion].skinned_garment(sample.start));
+        add_noise(&mut rng, &mut state.x, tc.initial_noise);
+        state.x_prev.clone_from(&state.x);
+        let run = SampleRun {
+            config,
+            scene: &scenes[sample.motion],
+            sample: &sample,
+            self_collision: &self_collision,
+        };
+        let outcome = run.train(&mut trainer, state, rollout, samples, &mut log, &bar)?;
+        skipped += outcome.skipped;
+        for loss in outcome.losses {
+            if recent.len() == 100 {
+                recent.pop_front();
+            }
+            recent.push_back(loss);
+        }
+        samples += 1;
+        let done = trainer.updates >= tc.steps;
+        if done
+            || trainer.updates / tc.checkpoint_every.max(1)
+                > last_checkpoint / tc.checkpoint_every.max(1)
+        {
+            let state = TrainingState {
+                updates: trainer.updates,
+                rng: Some(RngState::capture(&rng)),
+                extra: serde_json::json!({ "samples": samples, "skipped": skipped }),
+            };
+            checkpoint::save(&ckpt, &trainer.sim, Some((&trainer, &state)))?;
+            crate::atomic_file::write_bytes_atomic(
+                &ckpt.join(RUN_CONFIG_FILE),
+                config_text.as_bytes(),
+            )?;
+            last_checkpoint = trainer.updates;
+        }
+    }
+    bar.finish_and_clear();
+    Ok(TrainSummary {
+        updates: trainer.updates,
+        samples,
+        skipped,
+        recent_loss: recent.iter().sum::<f64>() / recent.len().max(1) as f64,
+        seconds: started.elapsed().as_secs_f64(),
+    })
+}
+
+/// One scene per configured motion (sharing body and garment) and the frame
+/// window of each that samples are drawn from.
+fn load_windows(
+    body: &Body,
+    garment: &Garment,
+    motions: &[super::config::MotionWindow],
+) -> Result<(Vec<Scene>, Vec<Range<usize>>)> {
+    if motions.is_empty() {
+        return Err(Error::invalid(
+            "train.motions is empty: nothing to train on",
+        ));
+    }
+    let mut scenes = Vec::new();
+    let mut windows = Vec::new();
+    for window in motions {
+        let motion = Motion::load(Path::new(&window.motion), body)?;
+        let range: FrameRange = window
+            .frames
+            .parse()
+            .map_err(|e| Error::invalid(format!("train.motions {}: {e}", window.motion)))?;
+        windows.push(range.resolve(motion.len())?);
+        scenes.push(Scene {
+            body: body.clone(),
+            garment: garment.clone(),
+            motion,
+        });
+    }
+    Ok((scenes, windows))
+}
+
+fn progress_bar(show: bool, total: u64, done: u64) -> ProgressBar {
+    if !show {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new(total).with_style(
+        ProgressStyle::with_template("{bar:30} {pos}/{len} updates {per_sec} eta {eta} {msg}")
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
+    bar.set_position(done);
+    bar
+}
+
+/// One sample being trained on.
+struct SampleRun<'a> {
+    config: &'a RunConfig,
+    scene: &'a Scene,
+    sample: &'a Sample,
+    self_collision: &'a SelfCollision,
+}
+
+/// What one sample contributed.
+struct SampleOutcome {
+    losses: Vec<f64>,
+    skipped: u64,
+}
+
+impl SampleRun<'_> {
+    /// Settles, then rolls out `rollout` frames, one update per step.
+    fn train(
+        &self,
+        trainer: &mut Trainer,
+        mut state: GarmentState,
+        rollout: usize,
+        sample_index: u64,
+        log: &mut CsvLog,
+        bar: &ProgressBar,
+    ) -> Result<SampleOutcome> {
+        let tc = &self.config.train;
+        let conditions = self.sample.conditions;
+        let physics = PhysicsConfig {
+            material: conditions.material,
+            external_acceleration: conditions.external.into(),
+            ..self.config.physics.clone()
+        };
+        let cloth = Cloth::new(&self.scene.garment.rest, &physics)?;
+        let cached = GarmentModelInputs::new(self.scene, &conditions.material, &self.config.model)?;
+        let start = self.sample.start;
+        let mut outcome = SampleOutcome {
+            losses: Vec::new(),
+            skipped: 0,
+        };
+        for j in 0..=rollout {
+            let timer = Instant::now();
+            let settling = j == 0;
+            let (now, next, dt) = if settling {
+                (start, start, SETTLE_DT)
+            } else {
+                (start + j - 1, start + j, DT)
+            };
+            let bodies = self.scene.step_bodies(now, next)?;
+            let graph = build_step_graph(
+                &cached,
+                &state,
+                &bodies,
+                &conditions,
+                dt,
+                &trainer.sim.config,
+                &trainer.sim.arch,
+            )?;
+            trainer.accumulate_normalizers(&graph);
+            let predicted = trainer.predict(&graph);
+            let x = tensor_to_points(predicted.clone());
+
+            let update = trainer.updates;
+            let velocity = state.velocity(dt);
+            let body = BodyMotion {
+                next: &bodies.next,
+                prev_positions: &bodies.body_now,
+            };
+            let step = Step::new(&cloth, &state.x, &velocity, dt, Some(body))?
+                .with_collision_weight(tc.body_collision_weight.at(update));
+            let mut evaluation = step.energies().evaluate(&x);
+            let mut terms: Vec<(String, f64)> = evaluation
+                .terms
+                .iter()
+                .map(|t| (t.name.clone(), t.value))
+                .collect();
+            let stage = if tc.self_collision_from.is_some_and(|from| update >= from) {
+                2
+            } else {
+                1
+            };
+            if stage == 2 && x.iter().all(|p| p.iter().all(|c| c.is_finite())) {
+                let sc = &self.config.self_collision;
+                let report = self.self_collision.evaluate(&x, sc.loss, sc.weight)?;
+                for (g, s) in evaluation.gradient.iter_mut().zip(&report.grad) {
+                    *g += s;
+                }
+                evaluation.total += report.loss;
+                terms.push(("self_collision".into(), report.loss));
+                terms.push(("self_collision_c".into(), report.c_metric));
+            }
+            let finite = evaluation.total.is_finite()
+                && evaluation
+                    .gradient
+                    .iter()
+                    .all(|g| g.iter().all(|c| c.is_finite()));
+            let lr = tc.learning_rate.at(update);
+            let grad_norm = if finite {
+                trainer
+                    .apply_gradient(predicted, &evaluation.gradient, lr)?
+                    .gradient_norm
+            } else {
+                // Counted and logged, never applied; the sample ends here
+                // because its state is no longer meaningful.
+                outcome.skipped += 1;
+                f64::NAN
+            };
+            let seconds = timer.elapsed().as_secs_f64();
+            log.row(
+                [
+                    update.to_string(),
+                    sample_index.to_string(),
+                    stage.to_string(),
+                    rollout.to_string(),
+                    format!("{lr:.3e}"),
+                    evaluation.total.to_string(),
+                    format!("{grad_norm:.4e}"),
+                    u8::from(!finite).to_string(),
+                    format!("{seconds:.4}"),
+                ],
+                &terms,
+            )?;
+            if !finite {
+                break;
+            }
+            outcome.losses.push(evaluation.total);
+            bar.set_position(trainer.updates);
+            bar.set_message(format!("loss {:.3e} stage {stage}", evaluation.total));
+            state.advance(x, settling);
+        }
+        Ok(outcome)
+    }
+}
