@@ -28,13 +28,7 @@ pub fn run(args: Args) -> senc::Result<()> {
     let start = std::time::Instant::now();
     let body = Body::makehuman()?;
     let motion = Motion::load(&args.motion, &body)?;
-    let range = args
-        .frames
-        .unwrap_or(FrameRange {
-            start: 0,
-            end: None,
-        })
-        .resolve(motion.len())?;
+    let range = args.frames.unwrap_or_default().resolve(motion.len())?;
     let motion = motion.slice(range.clone());
 
     let bar = ProgressBar::new(motion.len() as u64).with_style(

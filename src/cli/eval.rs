@@ -86,10 +86,7 @@ fn evaluate_checkpoint(
         let evaluator = FrameEvaluator::new(&scene.garment.rest, &close)?;
         let range = args
             .frames
-            .unwrap_or(FrameRange {
-                start: 0,
-                end: None,
-            })
+            .unwrap_or_default()
             .resolve(scene.num_frames())?;
         let bar = super::rollout::frame_bar(range.len());
         bar.set_message(format!("{} on {}", dir.display(), motion.display()));

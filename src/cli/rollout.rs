@@ -51,10 +51,7 @@ pub fn run(args: Args) -> senc::Result<()> {
     let scene = load_scene(&args.checkpoint, args.garment.as_deref(), &args.motion)?;
     let range = args
         .frames
-        .unwrap_or(FrameRange {
-            start: 0,
-            end: None,
-        })
+        .unwrap_or_default()
         .resolve(scene.num_frames())?;
     let options = RolloutOptions {
         conditions: Conditions {

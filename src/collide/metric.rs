@@ -4,7 +4,11 @@ use serde::Serialize;
 
 /// Per frame: C = 100 · Σ_i |S_i| (= 600 × the penetration volume in m³).
 pub fn c_metric(signed_volumes6: impl IntoIterator<Item = f64>) -> f64 {
-    100.0 * signed_volumes6.into_iter().map(f64::abs).sum::<f64>()
+    // A fold from +0.0: `Sum` of an empty f64 iterator is −0.0, which JSON shows as "-0.0".
+    100.0
+        * signed_volumes6
+            .into_iter()
+            .fold(0.0, |sum, s| sum + s.abs())
 }
 
 /// Frames with C above this count as colliding in "%(0.01)".

@@ -7,7 +7,8 @@ use crate::{Error, Result};
 
 /// Frames `start..end` (A inclusive, B exclusive) counted at 30 fps after
 /// resampling. Parsed from `"A:B"`; `"A:"` runs to the end of the motion.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// The default is the whole motion (`"0:"`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct FrameRange {
     /// First frame (inclusive).
     pub start: usize,
