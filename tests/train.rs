@@ -11,7 +11,7 @@ use senc::model::checkpoint;
 use senc::motion::Motion;
 use senc::physics::Material;
 use senc::sim::{RolloutOptions, Scene, rollout};
-use senc::train::config::{MotionWindow, TrainConfig};
+use senc::train::config::{MotionWindow, TrainConfig, Validation};
 use senc::train::schedule::{LearningRate, RolloutRamp};
 use senc::train::{TrainOptions, train};
 
@@ -100,19 +100,55 @@ fn training_lowers_the_loss_of_a_repeated_sample() {
     );
 }
 
+/// [`tiny`] with a held-out validation rollout of 3 frames every 4 updates.
+fn tiny_validated(steps: u64) -> RunConfig {
+    let mut config = tiny(steps);
+    config.train.validation = Some(Validation {
+        motion: MotionWindow {
+            motion: "01_01".into(),
+            frames: "10:13".into(),
+        },
+        every: 4,
+    });
+    config
+}
+
 #[test]
 fn resume_continues_bit_identically() {
     let straight = tempfile::tempdir().unwrap();
-    train(&tiny(8), &options(straight.path())).unwrap();
+    train(&tiny_validated(8), &options(straight.path())).unwrap();
 
     let split = tempfile::tempdir().unwrap();
-    train(&tiny(4), &options(split.path())).unwrap();
+    train(&tiny_validated(4), &options(split.path())).unwrap();
     let resumed = TrainOptions {
         resume: true,
         ..options(split.path())
     };
-    let summary = train(&tiny(8), &resumed).unwrap();
+    let summary = train(&tiny_validated(8), &resumed).unwrap();
     assert_eq!(summary.updates, 8);
+
+    // Validation ran at updates 4 and 8 in both runs, on 3 frames each.
+    let validation = |run: &Path| std::fs::read_to_string(run.join("validation.csv")).unwrap();
+    let rows: Vec<String> = validation(split.path())
+        .lines()
+        .skip(1)
+        .map(str::to_string)
+        .collect();
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    assert!(
+        rows.iter().all(|r| r.split(',').nth(1) == Some("3")),
+        "{rows:?}"
+    );
+    let values = |text: String| -> Vec<String> {
+        // Everything but the timing column, which differs between runs.
+        text.lines()
+            .map(|l| l.rsplit_once(',').unwrap().0.to_string())
+            .collect()
+    };
+    assert_eq!(
+        values(validation(straight.path())),
+        values(validation(split.path()))
+    );
 
     // The logged losses are written in full precision (shortest round-trip
     // form), so equal logs mean equal predictions at every update.

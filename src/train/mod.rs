@@ -1,11 +1,12 @@
 //! Self-supervised training (DESIGN §6): the `train` config section, sample
-//! drawing, schedules, the CSV log and the loop itself.
+//! drawing, schedules, the CSV log, held-out validation and the loop itself.
 
 pub mod config;
 pub mod log;
 pub mod sample;
 pub mod schedule;
 pub mod session;
+pub mod validation;
 
 pub use config::TrainConfig;
 pub use session::{TrainOptions, TrainSummary, checkpoint_dir, checkpoint_run_config, train};

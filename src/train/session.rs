@@ -25,6 +25,7 @@ use rand_chacha::ChaCha8Rng;
 
 use super::log::CsvLog;
 use super::sample::{Sample, add_noise, draw};
+use super::validation::Validator;
 use crate::body::Body;
 use crate::collide::SelfCollision;
 use crate::config::RunConfig;
@@ -39,7 +40,7 @@ use crate::{Error, Result};
 
 /// Where and how to train.
 pub struct TrainOptions {
-    /// Run directory: `checkpoint/`, `log.csv`, `run.ron`.
+    /// Run directory: `checkpoint/`, `log.csv`, `validation.csv`, `run.ron`.
     pub out: PathBuf,
     /// Continue from `out/checkpoint` instead of starting fresh.
     pub resume: bool,
@@ -116,6 +117,16 @@ pub fn train(config: &RunConfig, options: &TrainOptions) -> Result<TrainSummary>
     let bar = progress_bar(options.progress, tc.steps, trainer.updates);
     let mut recent = std::collections::VecDeque::with_capacity(100);
     let mut last_checkpoint = trainer.updates;
+    let validator = match &tc.validation {
+        Some(v) => Some(Validator::new(
+            v,
+            &scenes[0],
+            &config.self_collision.close,
+            &options.out.join("validation.csv"),
+            trainer.updates,
+        )?),
+        None => None,
+    };
     while trainer.updates < tc.steps {
         let rollout = tc.rollout.at(trainer.updates);
         let sample = draw(
@@ -137,6 +148,7 @@ pub fn train(config: &RunConfig, options: &TrainOptions) -> Result<TrainSummary>
             sample: &sample,
             self_collision: &self_collision,
         };
+        let before = trainer.updates;
         let outcome = run.train(&mut trainer, state, rollout, samples, &mut log, &bar)?;
         skipped += outcome.skipped;
         for loss in outcome.losses {
@@ -146,6 +158,16 @@ pub fn train(config: &RunConfig, options: &TrainOptions) -> Result<TrainSummary>
             recent.push_back(loss);
         }
         samples += 1;
+        if let Some(v) = validator
+            .as_ref()
+            .filter(|v| v.due(before, trainer.updates))
+        {
+            let r = v.run(&trainer.sim, trainer.updates)?;
+            bar.println(format!(
+                "validation at update {}: C {:.3} (x1e-3), %(0.01) {:.1}, stretch {:.3e} J, {} frames",
+                trainer.updates, r.c_mean, r.pct_over_0_01, r.stretch, r.frames
+            ));
+        }
         let done = trainer.updates >= tc.steps;
         if done
             || trainer.updates / tc.checkpoint_every.max(1)

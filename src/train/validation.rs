@@ -1,0 +1,121 @@
+//! Periodic validation on held-out frames: the model rolls out the window
+//! with the default material and no wind, and the evaluation metrics of
+//! `senc eval` are appended to `validation.csv`. It draws no random numbers,
+//! so it does not disturb the training stream (or `--resume`).
+
+use std::io::Write;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use super::config::Validation;
+use crate::body::query::BodyQuery;
+use crate::collide::LoopClosure;
+use crate::eval::{FrameEvaluator, SequenceReport, SequenceStats};
+use crate::model::NeuralSimulator;
+use crate::motion::{FrameRange, Motion};
+use crate::sim::{RolloutOptions, Scene, rollout};
+use crate::{Error, Result};
+
+const HEADER: &str =
+    "update,frames,C_mean,pct_over_0_01,penetration_pct,stretch,bend,sec_per_frame";
+
+/// The held-out window, its evaluator and the CSV it appends to.
+pub struct Validator {
+    scene: Scene,
+    frames: Range<usize>,
+    evaluator: FrameEvaluator,
+    every: u64,
+    path: PathBuf,
+}
+
+impl Validator {
+    /// Prepares `config`'s window for `base` (whose garment and body it uses);
+    /// a fresh run (`resumed_at == 0`) starts a new CSV, a resumed one keeps
+    /// the rows up to the checkpoint's update (validation runs before the
+    /// checkpoint at the same sample boundary is written).
+    pub fn new(
+        config: &Validation,
+        base: &Scene,
+        close: &LoopClosure,
+        csv: &Path,
+        resumed_at: u64,
+    ) -> Result<Self> {
+        let motion = Motion::load(Path::new(&config.motion.motion), &base.body)?;
+        let range: FrameRange = config.motion.frames.parse().map_err(|e| {
+            Error::invalid(format!("train.validation {}: {e}", config.motion.motion))
+        })?;
+        let frames = range.resolve(motion.len())?;
+        let scene = Scene {
+            body: base.body.clone(),
+            garment: base.garment.clone(),
+            motion,
+        };
+        let kept: Vec<String> = std::fs::read_to_string(csv)
+            .unwrap_or_default()
+            .lines()
+            .skip(1)
+            .filter(|l| {
+                l.split(',')
+                    .next()
+                    .and_then(|u| u.parse::<u64>().ok())
+                    .is_some_and(|u| u <= resumed_at)
+            })
+            .map(str::to_string)
+            .collect();
+        let text: String = std::iter::once(HEADER.to_string())
+            .chain(kept)
+            .map(|l| l + "\n")
+            .collect();
+        crate::atomic_file::write_bytes_atomic(csv, text.as_bytes())?;
+        Ok(Validator {
+            evaluator: FrameEvaluator::new(&scene.garment.rest, close)?,
+            scene,
+            frames,
+            every: config.every.max(1),
+            path: csv.to_path_buf(),
+        })
+    }
+
+    /// Whether the update count crossed a multiple of `every` since `before`.
+    pub fn due(&self, before: u64, now: u64) -> bool {
+        now / self.every > before / self.every
+    }
+
+    /// Rolls out the window, appends a row for `update` and returns it.
+    pub fn run(&self, model: &NeuralSimulator, update: u64) -> Result<SequenceReport> {
+        let mut stats = SequenceStats::default();
+        let summary = rollout(
+            model,
+            &self.scene,
+            self.frames.clone(),
+            &RolloutOptions::default(),
+            |frame, x| {
+                let body = self.scene.body.posed_mesh(&self.scene.motion.frames[frame]);
+                stats
+                    .frames
+                    .push(self.evaluator.frame(x, Some(&BodyQuery::new(&body)?))?);
+                Ok(())
+            },
+        );
+        // A model that diverges on held-out frames is a result, not an error.
+        stats.seconds = summary.map_or(f64::NAN, |s| s.seconds);
+        let r = stats.report(&self.scene.motion.source);
+        let mut file = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&self.path)
+            .map_err(|e| Error::io(&self.path, e))?;
+        writeln!(
+            file,
+            "{update},{},{},{},{},{},{},{}",
+            r.frames,
+            r.c_mean,
+            r.pct_over_0_01,
+            r.penetration_pct.unwrap_or(f64::NAN),
+            r.stretch,
+            r.bend,
+            r.sec_per_frame
+        )
+        .map_err(|e| Error::io(&self.path, e))?;
+        Ok(r)
+    }
+}
