@@ -94,8 +94,12 @@ fn training_lowers_the_loss_of_a_repeated_sample() {
         .collect();
     let first = settle[..3].iter().sum::<f64>() / 3.0;
     let last = settle[settle.len() - 3..].iter().sum::<f64>() / 3.0;
+    // The skinned start is near rest (smoothed garment weights), so the
+    // settle loss has a large floor (gravity, inertia): 40 updates take it
+    // from 2.26 to 2.00 (it plateaus near 1.57 after 120). Before the weight
+    // smoothing the start was torn (loss 624) and a halving was easy.
     assert!(
-        last < 0.5 * first,
+        last < 0.95 * first,
         "settle-step loss {first:.4e} -> {last:.4e}"
     );
 }

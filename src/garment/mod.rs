@@ -39,8 +39,8 @@ pub struct Garment {
     pub rest: TriMesh,
     /// Vertices that follow the body by skinning (e.g. a skirt's waistband), ascending.
     pub pinned: Vec<usize>,
-    /// Skinning weights copied from the closest body surface point
-    /// (see [`transfer`]); used for the initial pose and for pinned vertices.
+    /// Skinning weights copied from the closest body surface point and
+    /// smoothed over the garment (see [`transfer`]); used for the initial pose and for pinned vertices.
     pub weights: SkinWeights,
     /// Named boundary loops (e.g. `waist`, `hem`), ordered vertex cycles.
     pub loops: Vec<NamedLoop>,
@@ -124,11 +124,18 @@ impl Garment {
 
     /// Attaches skinning weights transferred from `body`.
     fn from_template(name: &str, template: template::Template, body: &Body) -> Result<Garment> {
-        let lists = transfer::transfer_weight_lists(
+        let closest = transfer::transfer_weight_lists(
             &body.mesh,
             |v| body.weights.vertex(v),
             &template.mesh.positions,
         )?;
+        let topology = Topology::new(&template.mesh);
+        let lists = transfer::smooth_weight_lists(
+            &closest,
+            |v| topology.vertex_neighbors(v),
+            &template.pinned,
+            transfer::SMOOTHING_ITERATIONS,
+        );
         let weights = SkinWeights::from_lists(lists, body.skeleton.len(), name)?;
         Ok(Garment {
             name: name.to_owned(),
