@@ -131,6 +131,9 @@ fn resume_continues_bit_identically() {
     let summary = train(&tiny_validated(8), &resumed).unwrap();
     assert_eq!(summary.updates, 8);
 
+    // The logged losses are written in full precision (shortest round-trip
+    // form), so equal logs mean equal predictions at every update.
+    assert_eq!(losses(straight.path()), losses(split.path()));
     // Validation ran at updates 4 and 8 in both runs, on 3 frames each.
     let validation = |run: &Path| std::fs::read_to_string(run.join("validation.csv")).unwrap();
     let rows: Vec<String> = validation(split.path())
@@ -154,9 +157,6 @@ fn resume_continues_bit_identically() {
         values(validation(split.path()))
     );
 
-    // The logged losses are written in full precision (shortest round-trip
-    // form), so equal logs mean equal predictions at every update.
-    assert_eq!(losses(straight.path()), losses(split.path()));
     let read = |run: &Path, file: &str| std::fs::read(run.join("checkpoint").join(file)).unwrap();
     assert_eq!(
         read(straight.path(), "normalizers.ron"),

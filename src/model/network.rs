@@ -86,9 +86,33 @@ impl GraphTensors {
     }
 }
 
+/// burn's random generator is process-global: initialising two networks on
+/// two threads at once interleaves their draws, and a seeded initialisation
+/// stops being reproducible. Every initialisation holds this lock.
+static INIT_LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 impl GraphNet {
     /// A freshly initialised network for `config` (whose block list is `arch`).
     pub fn new(config: &ModelConfig, arch: &Architecture, device: &Device) -> Self {
+        let _guard = INIT_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+        Self::init(config, arch, device)
+    }
+
+    /// [`new`](Self::new) after seeding `device`'s generator with `seed`,
+    /// atomically: the same seed gives the same weights whatever other
+    /// threads initialise meanwhile.
+    pub fn new_seeded(
+        config: &ModelConfig,
+        arch: &Architecture,
+        device: &Device,
+        seed: u64,
+    ) -> Self {
+        let _guard = INIT_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+        device.seed(seed);
+        Self::init(config, arch, device)
+    }
+
+    fn init(config: &ModelConfig, arch: &Architecture, device: &Device) -> Self {
         let l = config.latent;
         let depth = config.mlp_hidden_layers;
         let mlp =

@@ -28,9 +28,24 @@ pub struct NeuralSimulator {
 impl NeuralSimulator {
     /// A freshly initialised model (random weights, empty normalisers).
     pub fn new(config: &ModelConfig, device: &Device) -> Result<Self> {
+        Self::with_net(config, device, |arch| GraphNet::new(config, arch, device))
+    }
+
+    /// [`new`](Self::new) with weights drawn from `seed` (reproducible).
+    pub fn new_seeded(config: &ModelConfig, device: &Device, seed: u64) -> Result<Self> {
+        Self::with_net(config, device, |arch| {
+            GraphNet::new_seeded(config, arch, device, seed)
+        })
+    }
+
+    fn with_net(
+        config: &ModelConfig,
+        device: &Device,
+        net: impl FnOnce(&Architecture) -> GraphNet,
+    ) -> Result<Self> {
         let arch = config.validate()?;
         Ok(NeuralSimulator {
-            net: GraphNet::new(config, &arch, device),
+            net: net(&arch),
             normalizers: Normalizers::new(&arch, config.coarse_levels),
             config: config.clone(),
             arch,

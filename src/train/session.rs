@@ -102,8 +102,7 @@ pub fn train(config: &RunConfig, options: &TrainOptions) -> Result<TrainSummary>
         let skipped = state.extra["skipped"].as_u64().unwrap_or(0);
         (trainer, rng, samples, skipped)
     } else {
-        options.device.seed(tc.seed);
-        let sim = NeuralSimulator::new(&config.model, &options.device)?;
+        let sim = NeuralSimulator::new_seeded(&config.model, &options.device, tc.seed)?;
         (Trainer::new(sim), ChaCha8Rng::seed_from_u64(tc.seed), 0, 0)
     };
     let config_text = ron::ser::to_string_pretty(config, Default::default())
