@@ -10,9 +10,7 @@
 //!
 //! is C² and its correspondence cannot jump during the minimisation.
 
-use rayon::prelude::*;
-
-use super::energy::Energy;
+use super::energy::{Energy, sum_over_elements};
 use crate::Vec3;
 use crate::body::query::BodyQuery;
 
@@ -83,23 +81,14 @@ impl Energy for BodyCollision<'_> {
     }
 
     fn value_and_gradient(&self, x: &[Vec3], grad: &mut [Vec3]) -> f64 {
-        let parts: Vec<(usize, f64, Vec3)> = self
-            .contacts
-            .par_iter()
-            .filter_map(|c| {
-                let gap = self.epsilon - c.distance(&x[c.vertex]);
-                (gap > 0.0).then(|| {
-                    let value = self.weight * gap * gap * gap;
-                    (c.vertex, value, -3.0 * self.weight * gap * gap * c.normal)
-                })
-            })
-            .collect();
-        parts
-            .into_iter()
-            .map(|(v, value, g)| {
-                grad[v] += g;
-                value
-            })
-            .sum()
+        sum_over_elements(self.contacts, grad, |c| {
+            let gap = (self.epsilon - c.distance(&x[c.vertex])).max(0.0);
+            let value = self.weight * gap * gap * gap;
+            (
+                value,
+                [c.vertex],
+                [-3.0 * self.weight * gap * gap * c.normal],
+            )
+        })
     }
 }

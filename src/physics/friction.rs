@@ -20,11 +20,10 @@
 //! distance to its radius, so effectively used a radius of √(3e-3) ≈ 5.5 cm,
 //! which made loose cloth stick to the body from afar; we do not copy that.
 
-use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::body_collision::BodyContact;
-use super::energy::Energy;
+use super::energy::{Energy, sum_over_elements};
 use crate::Vec3;
 
 /// Friction parameters.
@@ -115,31 +114,20 @@ impl Energy for Friction {
 
     fn value_and_gradient(&self, x: &[Vec3], grad: &mut [Vec3]) -> f64 {
         let eta = self.stick_slip;
-        let parts: Vec<(usize, f64, Vec3)> = self
-            .contacts
-            .par_iter()
-            .map(|c| {
-                let d = x[c.vertex] - c.anchor;
-                let slip = d - c.normal * c.normal.dot(&d);
-                let s = slip.norm();
-                let (phi, dphi_over_s) = if s < eta {
-                    (s * s / (2.0 * eta), 1.0 / eta)
-                } else {
-                    (s - eta / 2.0, 1.0 / s)
-                };
-                (
-                    c.vertex,
-                    c.max_force * phi,
-                    c.max_force * dphi_over_s * slip,
-                )
-            })
-            .collect();
-        parts
-            .into_iter()
-            .map(|(v, value, g)| {
-                grad[v] += g;
-                value
-            })
-            .sum()
+        sum_over_elements(&self.contacts, grad, |c| {
+            let d = x[c.vertex] - c.anchor;
+            let slip = d - c.normal * c.normal.dot(&d);
+            let s = slip.norm();
+            let (phi, dphi_over_s) = if s < eta {
+                (s * s / (2.0 * eta), 1.0 / eta)
+            } else {
+                (s - eta / 2.0, 1.0 / s)
+            };
+            (
+                c.max_force * phi,
+                [c.vertex],
+                [c.max_force * dphi_over_s * slip],
+            )
+        })
     }
 }
