@@ -1,6 +1,8 @@
 //! Physics energies: gradients against central finite differences, rest and
 //! rigid-motion invariance, closed forms, and the reference solver on a cloth
-//! sheet draped over a sphere.
+//! sheet draped over a sphere, and the solver with the self-collision term.
+
+mod collide_shapes;
 
 use nalgebra::{Rotation3, Vector3};
 use rand::{Rng, SeedableRng};
@@ -398,4 +400,78 @@ fn tshirt_settles_on_the_body_and_follows_cmu_01_01() {
     }
     let pen = last.unwrap().body_penetration_percent.unwrap();
     assert!(pen <= 1.0, "penetration {pen}% after settling and 3 steps");
+}
+
+/// Box B pushed into box A and turned a little (no edge meets an edge).
+fn intersecting_boxes() -> TriMesh {
+    use collide_shapes::{closed_box, merge, rigid};
+    merge(&[
+        closed_box(Vec3::zeros(), Vec3::new(1.0, 1.0, 1.0), 2),
+        rigid(
+            &closed_box(Vec3::new(0.3, 0.4, 0.2), Vec3::new(1.3, 1.45, 1.25), 2),
+            Vec3::new(0.3, -0.5, 0.8),
+            0.1,
+            Vec3::zeros(),
+        ),
+    ])
+}
+
+#[test]
+fn solver_with_the_self_collision_term_separates_intersecting_boxes() {
+    use senc::collide::{LoopClosure, LossKind, SelfCollision};
+    // Rest = the intersecting state, no gravity: only the volume term acts.
+    let rest = intersecting_boxes();
+    let config = PhysicsConfig {
+        gravity: 0.0,
+        bend_rest: BendRest::Rest,
+        ..PhysicsConfig::default()
+    };
+    let cloth = Cloth::new(&rest, &config).unwrap();
+    let analysis = SelfCollision::new(&rest, &LoopClosure::None).unwrap();
+    let c_of = |x: &[Vec3]| {
+        analysis
+            .evaluate(x, LossKind::Volume, 1.0)
+            .unwrap()
+            .c_metric
+    };
+    let c_before = c_of(&rest.positions);
+    assert!(c_before > 1.0, "boxes overlap: C {c_before}");
+    // Box A (the first 26 vertices) is pinned in place.
+    let box_a: Vec<usize> = (0..26).collect();
+    let term = SelfCollisionEnergy::new(analysis.clone(), LossKind::Volume, 30_000.0).unwrap();
+    let step = |with_term: bool| {
+        let mut solver = ReferenceSolver::new(&cloth, &box_a).unwrap();
+        if with_term {
+            solver = solver.with_term(Box::new(&term));
+        }
+        let mut state = ClothState::at_rest(rest.positions.clone());
+        let report = solver
+            .step(&mut state, 1.0 / 30.0, None, &rest.positions)
+            .unwrap();
+        (state, report)
+    };
+    let (free, report) = step(false);
+    assert_eq!(
+        report.terms.iter().find(|t| t.name == "self_collision"),
+        None
+    );
+    assert_eq!(
+        c_of(&free.positions),
+        c_before,
+        "nothing acts without the term"
+    );
+    let (state, report) = step(true);
+    assert!(report.terms.iter().any(|t| t.name == "self_collision"));
+    assert!(
+        state
+            .positions
+            .iter()
+            .all(|p| p.iter().all(|c| c.is_finite()))
+    );
+    assert!(state.positions[..26] == rest.positions[..26]);
+    let c_after = c_of(&state.positions);
+    assert!(
+        c_after < 0.5 * c_before,
+        "C {c_before} -> {c_after} ({report:?})"
+    );
 }

@@ -8,6 +8,7 @@ use std::time::Instant;
 use indicatif::{ProgressBar, ProgressStyle};
 use senc::atomic_file::write_bytes_atomic;
 use senc::body::Body;
+use senc::collide::SelfCollision;
 use senc::config::RunConfig;
 use senc::eval::metrics::GarmentMetrics;
 use senc::garment::Garment;
@@ -18,7 +19,8 @@ use senc::physics::reference::{GarmentRig, ReferenceSimulation, SimulatedFrame};
 /// Simulate a garment on the body through a motion with the reference solver.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// Run configuration (RON) with `garment` and `physics` sections.
+    /// Run configuration (RON) with `garment`, `physics` and (for the C metric
+    /// and `physics.solver.self_collision: true`) `self_collision` sections.
     #[arg(long)]
     config: PathBuf,
     /// Motion file: CMU BVH or AMASS .npz.
@@ -36,7 +38,7 @@ pub struct Args {
 }
 
 /// Per-frame CSV columns after the frame index.
-const CSV_HEADER: &str = "frame,iterations,converged,residual,seconds,penetration_percent,mean_edge_strain,max_edge_strain,stretch_default,bend_default";
+const CSV_HEADER: &str = "frame,iterations,converged,residual,seconds,penetration_percent,mean_edge_strain,max_edge_strain,stretch_default,bend_default,c_metric";
 
 pub fn run(args: Args) -> senc::Result<()> {
     let config = RunConfig::read(&args.config)?;
@@ -52,8 +54,12 @@ pub fn run(args: Args) -> senc::Result<()> {
         pinned: &garment.pinned,
         weights: &garment.weights,
     };
-    let mut sim = ReferenceSimulation::new(rig, &body, &poses, &config.physics)?;
+    let mut sim = ReferenceSimulation::new(rig, &body, &poses, &config.physics)?
+        .with_self_collision(&config.self_collision)?;
     let metrics = GarmentMetrics::new(&garment.rest)?;
+    // The C metric (DESIGN §4) of every frame, whether or not the solver uses the term.
+    let self_collision = SelfCollision::new(&garment.rest, &config.self_collision.close)?;
+    let sc = &config.self_collision;
 
     let stop = Arc::new(AtomicBool::new(false));
     let flag = Arc::clone(&stop);
@@ -69,13 +75,18 @@ pub fn run(args: Args) -> senc::Result<()> {
     );
     let start = Instant::now();
     let mut csv = String::new();
-    let (mut written, mut worst_penetration, mut worst_strain) = (0, 0.0f64, 0.0f64);
+    let (mut written, mut worst_penetration, mut worst_strain, mut worst_c) =
+        (0, 0.0f64, 0.0f64, 0.0f64);
     while let Some(frame) = sim.next_frame() {
         let frame = frame?;
         let m = metrics.frame(&frame.garment, Some(sim.body_query()));
         let penetration = m.body_penetration_percent.unwrap_or(0.0);
         worst_penetration = worst_penetration.max(penetration);
         worst_strain = worst_strain.max(m.mean_edge_strain);
+        let c = self_collision
+            .evaluate(&frame.garment, sc.loss, sc.weight)?
+            .c_metric;
+        worst_c = worst_c.max(c);
         write_frame(
             &args.out,
             &frame,
@@ -89,7 +100,7 @@ pub fn run(args: Args) -> senc::Result<()> {
         }
         let terms: Vec<String> = r.terms.iter().map(|t| format!("{:.6e}", t.value)).collect();
         csv.push_str(&format!(
-            "{},{},{},{:.3e},{:.4},{:.3},{:.5},{:.5},{:.6e},{:.6e},{}\n",
+            "{},{},{},{:.3e},{:.4},{:.3},{:.5},{:.5},{:.6e},{:.6e},{:.6e},{}\n",
             frame.index,
             r.iterations,
             r.converged,
@@ -100,6 +111,7 @@ pub fn run(args: Args) -> senc::Result<()> {
             m.max_edge_strain,
             m.stretch_energy,
             m.bend_energy,
+            c,
             terms.join(",")
         ));
         write_bytes_atomic(&args.out.join("frames.csv"), csv.as_bytes())?;
@@ -109,14 +121,15 @@ pub fn run(args: Args) -> senc::Result<()> {
             .map(|t| format!("{} {:.3e}", t.name, t.value))
             .collect();
         bar.println(format!(
-            "frame {:5}: {:4} it{} {:.2}s | {} | pen {:.2}% strain {:.2}%",
+            "frame {:5}: {:4} it{} {:.2}s | {} | pen {:.2}% strain {:.2}% C {:.4}",
             frame.index,
             r.iterations,
             if r.converged { "" } else { " (not converged)" },
             r.seconds,
             terms_text.join(", "),
             penetration,
-            100.0 * m.mean_edge_strain
+            100.0 * m.mean_edge_strain,
+            c
         ));
         bar.inc(1);
         written += 1;
@@ -128,11 +141,16 @@ pub fn run(args: Args) -> senc::Result<()> {
     bar.finish_and_clear();
     let seconds = start.elapsed().as_secs_f64();
     println!(
-        "simulated {written} frames of {} in {seconds:.1}s ({:.2} s/frame) into {}; max body penetration {worst_penetration:.2}% of vertices, max mean edge strain {:.2}%",
+        "simulated {written} frames of {} in {seconds:.1}s ({:.2} s/frame) into {}; max body penetration {worst_penetration:.2}% of vertices, max mean edge strain {:.2}%, max C {worst_c:.4}{}",
         garment.name,
         seconds / written.max(1) as f64,
         args.out.display(),
-        100.0 * worst_strain
+        100.0 * worst_strain,
+        if sim.self_collision().is_some() {
+            " (self-collision term on)"
+        } else {
+            ""
+        }
     );
     Ok(())
 }

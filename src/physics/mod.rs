@@ -7,7 +7,8 @@
 //! rest-shape precomputation of a garment; a [`Step`] assembles one step's
 //! incremental potential as an [`EnergySum`], which reports per-term values.
 //! The self-collision volume (DESIGN §4) enters the same sum as one more
-//! boxed term ([`EnergySum::push_boxed`]).
+//! boxed term, [`SelfCollisionEnergy`] ([`EnergySum::push_boxed`],
+//! [`ReferenceSolver::with_term`]).
 
 pub mod bend;
 pub mod body_collision;
@@ -20,6 +21,7 @@ pub mod gravity;
 pub mod inertia;
 pub mod material;
 pub mod reference;
+pub mod self_collision;
 pub mod shapes;
 pub mod solver;
 pub mod stretch;
@@ -34,5 +36,6 @@ pub use friction::{Friction, FrictionConfig};
 pub use gravity::Gravity;
 pub use inertia::{Inertia, lumped_masses};
 pub use material::Material;
+pub use self_collision::SelfCollisionEnergy;
 pub use solver::{ClothState, ReferenceSolver, SolverConfig, StepReport};
 pub use stretch::Stretch;

@@ -1,12 +1,16 @@
 //! Reference simulation of a garment on a moving body: the first step
 //! settles the skinned rest drape against the static body (dt =
 //! `settle_dt`), then one backward Euler step per motion frame (30 fps).
+//! With `solver.self_collision` set, every step's potential also holds the
+//! self-collision penetration term ([`ReferenceSimulation::with_self_collision`]).
 
 use super::cloth::{BodyMotion, Cloth};
 use super::config::PhysicsConfig;
+use super::self_collision::SelfCollisionEnergy;
 use super::solver::{ClothState, ReferenceSolver, StepReport};
 use crate::body::query::BodyQuery;
 use crate::body::{Body, Pose, SkinWeights, skin};
+use crate::collide::SelfCollisionConfig;
 use crate::mesh::TriMesh;
 use crate::{Error, Result, Vec3};
 
@@ -42,6 +46,7 @@ pub struct ReferenceSimulation<'a> {
     poses: &'a [Pose],
     cloth: Cloth,
     query: BodyQuery,
+    self_collision: Option<SelfCollisionEnergy>,
     state: Option<ClothState>,
     body_prev: Vec<Vec3>,
     next_frame: usize,
@@ -74,10 +79,27 @@ impl<'a> ReferenceSimulation<'a> {
             poses,
             cloth,
             query,
+            self_collision: None,
             state: None,
             body_prev: body_rest,
             next_frame: 0,
         })
+    }
+
+    /// Adds the self-collision term of `config` to every step when the
+    /// physics config opts in (`solver.self_collision`) and `config.weight`
+    /// is > 0; otherwise returns the simulation unchanged.
+    pub fn with_self_collision(mut self, config: &SelfCollisionConfig) -> Result<Self> {
+        if self.cloth.config().solver.self_collision && config.weight > 0.0 {
+            self.self_collision =
+                Some(SelfCollisionEnergy::from_config(self.garment.rest, config)?);
+        }
+        Ok(self)
+    }
+
+    /// The self-collision term the steps include, if any.
+    pub fn self_collision(&self) -> Option<&SelfCollisionEnergy> {
+        self.self_collision.as_ref()
     }
 
     /// The cloth being simulated.
@@ -117,7 +139,10 @@ impl<'a> ReferenceSimulation<'a> {
         );
         let body_next = self.body.posed_vertices(pose);
         self.query.refit(&body_next)?;
-        let solver = ReferenceSolver::new(&self.cloth, self.garment.pinned)?;
+        let mut solver = ReferenceSolver::new(&self.cloth, self.garment.pinned)?;
+        if let Some(term) = &self.self_collision {
+            solver = solver.with_term(Box::new(term));
+        }
         let motion = BodyMotion {
             next: &self.query,
             prev_positions: &self.body_prev,

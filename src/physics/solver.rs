@@ -41,6 +41,10 @@ pub struct SolverConfig {
     pub history: usize,
     /// Time step of the first, settling step (s).
     pub settle_dt: f64,
+    /// Add the self-collision penetration term of the run config's
+    /// `self_collision` section (if its weight is > 0) to every step
+    /// (opt-in: it costs one intersection analysis per energy evaluation).
+    pub self_collision: bool,
 }
 
 impl Default for SolverConfig {
@@ -50,6 +54,7 @@ impl Default for SolverConfig {
             max_iterations: 5000,
             history: 10,
             settle_dt: 1.0 / 3.0,
+            self_collision: false,
         }
     }
 }
