@@ -57,6 +57,16 @@ fn tiny(steps: u64) -> RunConfig {
     }
 }
 
+/// One training at a time in this test process. Seeded runs were seen to
+/// differ (rarely) when two trainings ran on parallel test threads, even with
+/// the seeded initialisation under a lock: some backend state is still shared
+/// process-wide (not yet found). The CLI runs one training per process.
+static ONE_TRAINING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    ONE_TRAINING.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn options(out: &Path) -> TrainOptions {
     TrainOptions {
         out: out.to_path_buf(),
@@ -80,6 +90,7 @@ fn losses(run: &Path) -> Vec<(u64, f64)> {
 
 #[test]
 fn training_lowers_the_loss_of_a_repeated_sample() {
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let summary = train(&tiny(40), &options(dir.path())).unwrap();
     assert_eq!(summary.skipped, 0);
@@ -119,6 +130,7 @@ fn tiny_validated(steps: u64) -> RunConfig {
 
 #[test]
 fn resume_continues_bit_identically() {
+    let _serial = serial();
     let straight = tempfile::tempdir().unwrap();
     train(&tiny_validated(8), &options(straight.path())).unwrap();
 
@@ -173,10 +185,16 @@ fn resume_continues_bit_identically() {
             body,
         };
         let mut out = Vec::new();
-        rollout(&model, &scene, 0..3, &RolloutOptions::default(), |_, x| {
-            out.push(x.to_vec());
-            Ok(())
-        })
+        rollout(
+            &model,
+            &scene,
+            0..3,
+            &RolloutOptions::default(),
+            |_, x, _| {
+                out.push(x.to_vec());
+                Ok(())
+            },
+        )
         .unwrap();
         out
     };

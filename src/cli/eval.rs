@@ -96,10 +96,8 @@ fn evaluate_checkpoint(
             &scene,
             range,
             &RolloutOptions::default(),
-            |frame, x| {
-                let body = scene.body.posed_mesh(&scene.motion.frames[frame]);
-                let query = BodyQuery::new(&body)?;
-                stats.frames.push(evaluator.frame(x, Some(&query))?);
+            |_, x, body| {
+                stats.frames.push(evaluator.frame(x, Some(body))?);
                 bar.inc(1);
                 Ok(())
             },

@@ -8,7 +8,6 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use super::config::Validation;
-use crate::body::query::BodyQuery;
 use crate::collide::LoopClosure;
 use crate::eval::{FrameEvaluator, SequenceReport, SequenceStats};
 use crate::model::NeuralSimulator;
@@ -89,11 +88,8 @@ impl Validator {
             &self.scene,
             self.frames.clone(),
             &RolloutOptions::default(),
-            |frame, x| {
-                let body = self.scene.body.posed_mesh(&self.scene.motion.frames[frame]);
-                stats
-                    .frames
-                    .push(self.evaluator.frame(x, Some(&BodyQuery::new(&body)?))?);
+            |_, x, body| {
+                stats.frames.push(self.evaluator.frame(x, Some(body))?);
                 Ok(())
             },
         );
