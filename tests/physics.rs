@@ -236,14 +236,14 @@ fn every_energy_gradient_matches_central_differences_on_the_tshirt() {
         for term in ["body_collision", "friction", "stretch", "bend"] {
             assert!(eval.term(term).unwrap() > 0.0, "{term} is zero");
         }
-        // Probe 150 random vertices and the 50 deepest in the body.
-        let mut probe: Vec<usize> = (0..150).map(|_| rng.random_range(0..n)).collect();
+        // Probe 80 random vertices and the 40 deepest in the body.
+        let mut probe: Vec<usize> = (0..80).map(|_| rng.random_range(0..n)).collect();
         let mut by_depth: Vec<usize> = (0..n).collect();
         by_depth.sort_by(|&a, &b| {
             let d = |v: usize| step.contacts()[v].distance(&x[v]);
             d(a).total_cmp(&d(b))
         });
-        probe.extend(&by_depth[..50]);
+        probe.extend(&by_depth[..40]);
         let contacts = body_contacts(&x_t, &body_next);
         let singles: Vec<Box<dyn Energy>> = vec![
             Box::new(cloth.stretch()),
@@ -447,7 +447,9 @@ fn solver_converges_from_a_badly_strained_start() {
     // A sheet with one sliver triangle (altitude 1 % of its long edge, as the
     // T-shirt template had) starting from a state with ~±2 cm of noise on 5 cm
     // edges (strains up to ~100 %, faces folded over): the settling step must
-    // converge without collapsing any triangle.
+    // converge to a finite, unstretched drape. (A robustness check of the
+    // whole solver; the no-collapse step limit itself is tested in
+    // `physics::feasible`.)
     let mut rest = cloth_sheet(12, 0.6, 0.31);
     // Corner cell: faces [0, 12, 1] and [1, 12, 13] share the diagonal 1–12;
     // the corner vertex 0 moves to 0.77 mm from the middle of that diagonal.
