@@ -69,10 +69,6 @@ fn tshirt_on_cmu_01_01(c: &mut Criterion) {
     let mut prev = body_at(0);
     let mut query = BodyQuery::new(&body.mesh.with_positions(prev.clone())).unwrap();
     let mut state = ClothState::at_rest(pins_at(0));
-    let motion_of = |query, prev| BodyMotion {
-        next: query,
-        prev_positions: prev,
-    };
     solver
         .settle(&mut state, Some(motion_of(&query, &prev)), &pins_at(0))
         .unwrap();
@@ -116,6 +112,14 @@ fn tshirt_on_cmu_01_01(c: &mut Criterion) {
                 .unwrap()
         })
     });
+}
+
+/// The body at t+1 (`next`) and the body positions at t (`prev`).
+fn motion_of<'a>(next: &'a BodyQuery, prev: &'a [Vec3]) -> BodyMotion<'a> {
+    BodyMotion {
+        next,
+        prev_positions: prev,
+    }
 }
 
 criterion_group! {
