@@ -120,21 +120,24 @@ pub fn run(args: Args) -> senc::Result<()> {
             .iter()
             .map(|t| format!("{} {:.3e}", t.name, t.value))
             .collect();
-        bar.println(format!(
-            "frame {:5}: {:4} it{} {:.2}s | {} | pen {:.2}% strain {:.2}% C {:.4}",
-            frame.index,
-            r.iterations,
-            if r.converged { "" } else { " (not converged)" },
-            r.seconds,
-            terms_text.join(", "),
-            penetration,
-            100.0 * m.mean_edge_strain,
-            c
-        ));
+        print_line(
+            &bar,
+            format!(
+                "frame {:5}: {:4} it{} {:.2}s | {} | pen {:.2}% strain {:.2}% C {:.4}",
+                frame.index,
+                r.iterations,
+                if r.converged { "" } else { " (not converged)" },
+                r.seconds,
+                terms_text.join(", "),
+                penetration,
+                100.0 * m.mean_edge_strain,
+                c
+            ),
+        );
         bar.inc(1);
         written += 1;
         if stop.load(Ordering::SeqCst) {
-            bar.println("interrupted: stopping after the last complete frame");
+            print_line(&bar, "interrupted: stopping after the last complete frame");
             break;
         }
     }
@@ -153,6 +156,16 @@ pub fn run(args: Args) -> senc::Result<()> {
         }
     );
     Ok(())
+}
+
+/// Prints one progress line above the bar, or on stderr when the bar is
+/// hidden (stderr is not a terminal), where indicatif drops `println`.
+fn print_line(bar: &ProgressBar, line: impl AsRef<str>) {
+    if bar.is_hidden() {
+        eprintln!("{}", line.as_ref());
+    } else {
+        bar.println(line);
+    }
 }
 
 fn write_frame(

@@ -11,6 +11,7 @@ pub mod config;
 pub mod offset;
 pub mod refine;
 pub mod skirt;
+pub mod slivers;
 pub mod source;
 pub mod template;
 pub mod tights;

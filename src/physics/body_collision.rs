@@ -12,7 +12,7 @@
 
 use super::energy::{Energy, sum_over_elements};
 use crate::Vec3;
-use crate::body::query::BodyQuery;
+use crate::body::query::{BodyQuery, ClosestPoint};
 
 /// Default collision margin ε (m).
 pub const EPSILON: f64 = 2e-3;
@@ -33,6 +33,17 @@ pub struct BodyContact {
 }
 
 impl BodyContact {
+    /// The contact of garment `vertex` with the closest body point `hit`.
+    pub fn from_closest(vertex: usize, hit: &ClosestPoint) -> Self {
+        BodyContact {
+            vertex,
+            face: hit.face,
+            barycentric: hit.barycentric,
+            point: hit.point,
+            normal: hit.face_normal,
+        }
+    }
+
     /// Signed distance d(x) = n·(x − p) along the fixed normal.
     pub fn distance(&self, x: &Vec3) -> f64 {
         self.normal.dot(&(x - self.point))
@@ -46,13 +57,7 @@ pub fn body_contacts(x_t: &[Vec3], body_next: &BodyQuery) -> Vec<BodyContact> {
         .closest_many(x_t)
         .into_iter()
         .enumerate()
-        .map(|(vertex, hit)| BodyContact {
-            vertex,
-            face: hit.face,
-            barycentric: hit.barycentric,
-            point: hit.point,
-            normal: hit.face_normal,
-        })
+        .map(|(vertex, hit)| BodyContact::from_closest(vertex, &hit))
         .collect()
 }
 

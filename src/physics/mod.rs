@@ -16,6 +16,7 @@ pub mod cloth;
 pub mod config;
 pub mod energy;
 pub mod external;
+pub mod feasible;
 pub mod friction;
 pub mod gravity;
 pub mod inertia;

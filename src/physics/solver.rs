@@ -27,6 +27,7 @@ use serde::{Deserialize, Serialize};
 
 use super::cloth::{BodyMotion, Cloth, Step};
 use super::energy::{Energy, EnergySum, Evaluation, TermValue};
+use super::feasible::max_step_keeping_area;
 use crate::{Error, Result, Vec3};
 
 /// Settings of the reference solver.
@@ -86,17 +87,42 @@ pub struct SolveReport {
     pub evaluation: Evaluation,
 }
 
-/// Minimises `energy` over the vertices with `free[v]`, starting from `x`.
-/// `diagonal[v]` (> 0) is the preconditioner and `force_scale` the norm the
-/// residual is measured against.
+/// Fraction of its area a triangle keeps, at least, within one iteration
+/// (see [`max_step_keeping_area`]): large enough that no step tunnels
+/// through a collapsed triangle, small enough that a face may still shrink
+/// or turn quickly over a few iterations.
+const KEPT_AREA_FRACTION: f64 = 0.2;
+
+/// What [`minimize`] needs besides the energy.
+#[derive(Clone, Copy, Debug)]
+pub struct Problem<'a> {
+    /// `free[v]`: vertex v is optimised (else it stays where it is).
+    pub free: &'a [bool],
+    /// Preconditioner D (> 0 per vertex, N/m): H₀ = γ·D⁻¹.
+    pub diagonal: &'a [f64],
+    /// The force norm (N) the residual ‖∇E‖ is measured against.
+    pub force_scale: f64,
+    /// The garment's triangles, none of which a step may collapse.
+    pub faces: &'a [[usize; 3]],
+}
+
+/// Minimises `energy` over the free vertices of `problem`, starting from `x`.
+/// Each iteration's step is limited so that no triangle collapses or flips
+/// along it ([`max_step_keeping_area`]); when no decrease is found along the
+/// L-BFGS direction the history is dropped and the preconditioned gradient
+/// is tried before giving up.
 pub fn minimize(
     energy: &EnergySum<'_>,
     x: &mut [Vec3],
-    free: &[bool],
-    diagonal: &[f64],
-    force_scale: f64,
+    problem: &Problem<'_>,
     config: &SolverConfig,
 ) -> Result<SolveReport> {
+    let Problem {
+        free,
+        diagonal,
+        force_scale,
+        faces,
+    } = *problem;
     let mask = |g: &mut [Vec3]| {
         g.iter_mut()
             .zip(free)
@@ -123,8 +149,17 @@ pub fn minimize(
             direction = two_loop(&current.gradient, &history, diagonal);
             slope = dot(&direction, &current.gradient);
         }
-        let Some((step, mut next)) = line_search(energy, x, &direction, &current, slope) else {
-            break; // No decrease possible at f64 precision: stationary to round-off.
+        let feasible = max_step_keeping_area(faces, x, &direction, KEPT_AREA_FRACTION);
+        let Some((step, mut next)) =
+            line_search(energy, x, &direction, &current, slope, feasible.min(1.0))
+        else {
+            if history.is_empty() {
+                break; // No decrease even along −D⁻¹∇E: stationary to round-off.
+            }
+            // The quasi-Newton model is stale (e.g. after a contact became
+            // active): restart from the preconditioned gradient.
+            history.clear();
+            continue;
         };
         mask(&mut next.gradient);
         let s: Vec<Vec3> = direction.iter().map(|d| step * d).collect();
@@ -187,7 +222,7 @@ fn two_loop(
     q
 }
 
-/// Armijo backtracking from a unit step; returns the step length and the
+/// Armijo backtracking from `max_step` (≤ 1); returns the step length and the
 /// evaluation there, or `None` if no decrease was found.
 fn line_search(
     energy: &EnergySum<'_>,
@@ -195,9 +230,10 @@ fn line_search(
     direction: &[Vec3],
     current: &Evaluation,
     slope: f64,
+    max_step: f64,
 ) -> Option<(f64, Evaluation)> {
     const ARMIJO: f64 = 1e-4;
-    let mut step = 1.0;
+    let mut step = max_step;
     for _ in 0..40 {
         let trial: Vec<Vec3> = x.iter().zip(direction).map(|(x, d)| x + step * d).collect();
         let eval = energy.evaluate(&trial);
@@ -345,18 +381,17 @@ impl<'a> ReferenceSolver<'a> {
             .zip(&self.inertia_free_diagonal)
             .map(|(m, k)| (m * inv_dt2 + k).max(f64::MIN_POSITIVE))
             .collect();
+        let problem = Problem {
+            free: &self.free,
+            diagonal: &diagonal,
+            force_scale: self.weight_norm,
+            faces: &self.cloth.rest().faces,
+        };
         let mut energy = step.energies();
         for term in &self.extra_terms {
             energy.push(term);
         }
-        let solve = minimize(
-            &energy,
-            &mut x,
-            &self.free,
-            &diagonal,
-            self.weight_norm,
-            &self.cloth.config().solver,
-        )?;
+        let solve = minimize(&energy, &mut x, &problem, &self.cloth.config().solver)?;
         if let Some(v) = x.iter().position(|p| !p.iter().all(|c| c.is_finite())) {
             return Err(Error::invalid(format!(
                 "solver produced a non-finite position at vertex {v}"
