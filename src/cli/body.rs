@@ -5,7 +5,6 @@ use std::path::PathBuf;
 use indicatif::{ProgressBar, ProgressStyle};
 use senc::body::Body;
 use senc::mesh::write_ply_simple;
-use senc::motion::Motion;
 
 use super::motion_args::MotionArgs;
 
@@ -23,9 +22,7 @@ pub struct Args {
 pub fn run(args: Args) -> senc::Result<()> {
     let start = std::time::Instant::now();
     let body = Body::makehuman()?;
-    let motion = Motion::load(&args.motion.motion, &body)?;
-    let range = args.motion.range(motion.len())?;
-    let motion = motion.slice(range.clone());
+    let (motion, range) = args.motion.load_selected(&body)?;
 
     let bar = ProgressBar::new(motion.len() as u64).with_style(
         ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} frames ({eta})")

@@ -18,6 +18,17 @@ pub struct MotionArgs {
 }
 
 impl MotionArgs {
+    /// Loads the motion onto `body` and keeps the selected frames; returns
+    /// them with their indices in the whole motion.
+    pub fn load_selected(
+        &self,
+        body: &senc::body::Body,
+    ) -> senc::Result<(senc::motion::Motion, std::ops::Range<usize>)> {
+        let motion = senc::motion::Motion::load(&self.motion, body)?;
+        let range = self.range(motion.len())?;
+        Ok((motion.slice(range.clone()), range))
+    }
+
     /// The selected frame indices of a motion with `len` frames.
     pub fn range(&self, len: usize) -> senc::Result<std::ops::Range<usize>> {
         self.frames.unwrap_or_default().resolve(len)

@@ -13,8 +13,9 @@ use senc::config::RunConfig;
 use senc::eval::metrics::GarmentMetrics;
 use senc::garment::Garment;
 use senc::mesh::{TriMesh, write_ply_simple};
-use senc::motion::{FrameRange, Motion};
 use senc::physics::reference::{GarmentRig, ReferenceSimulation, SimulatedFrame};
+
+use super::motion_args::MotionArgs;
 
 /// Simulate a garment on the body through a motion with the reference solver.
 #[derive(clap::Args, Debug)]
@@ -23,12 +24,8 @@ pub struct Args {
     /// and `physics.solver.self_collision: true`) `self_collision` sections.
     #[arg(long)]
     config: PathBuf,
-    /// Motion file: CMU BVH or AMASS .npz.
-    #[arg(long)]
-    motion: PathBuf,
-    /// Frames A:B of the motion at 30 fps (default: all).
-    #[arg(long)]
-    frames: Option<FrameRange>,
+    #[command(flatten)]
+    motion: MotionArgs,
     /// Output directory for frame_00000.ply, … and frames.csv.
     #[arg(long)]
     out: PathBuf,
@@ -44,10 +41,7 @@ pub fn run(args: Args) -> senc::Result<()> {
     let config = RunConfig::read(&args.config)?;
     let body = Body::makehuman()?;
     let garment = Garment::from_config(&config.garment, &body)?;
-    let mut motion = Motion::load(&args.motion, &body)?;
-    if let Some(range) = args.frames {
-        motion = motion.select(range)?;
-    }
+    let (motion, _) = args.motion.load_selected(&body)?;
     let poses = motion.frames.clone();
     let rig = GarmentRig {
         rest: &garment.rest,
