@@ -36,21 +36,45 @@ pub fn share_edge(a: &[usize; 3], b: &[usize; 3]) -> bool {
 }
 
 /// Finds every intersecting pair of `faces` over `vertices`.
+///
+/// The exact narrow phase runs inside the broad-phase traversal (no list of
+/// candidate pairs is built); the few intersecting pairs are then sorted, so
+/// the result does not depend on the tree or on the thread count.
 pub fn find_intersections(vertices: &[Vec3], faces: &[[usize; 3]]) -> Intersections {
     let boxes: Vec<Aabb> = faces
-        .par_iter()
+        .iter()
         .map(|f| Aabb::of_points(f.iter().map(|&v| &vertices[v])))
         .collect();
-    let candidates = Bvh::build(&boxes)
-        .self_overlaps(|i, j| !share_edge(&faces[i as usize], &faces[j as usize]));
-    intersect_candidates(vertices, faces, &candidates)
+    let (candidates, mut crossings) = Bvh::build(&boxes).fold_self_overlaps(
+        || (0usize, Vec::new()),
+        |(candidates, crossings): &mut (usize, Vec<Crossing>), i, j| {
+            let (f, g) = (i.min(j) as usize, i.max(j) as usize);
+            if share_edge(&faces[f], &faces[g]) {
+                return;
+            }
+            *candidates += 1;
+            match pair_crossing(vertices, (f, faces[f]), (g, faces[g])) {
+                PairCrossing::None => {}
+                c => crossings.push((f, g, c)),
+            }
+        },
+        |(n, mut a), (m, b)| {
+            a.extend(b);
+            (n + m, a)
+        },
+    );
+    crossings.sort_unstable_by_key(|&(f, g, _)| (f, g));
+    assemble(vertices, faces, candidates, crossings)
 }
+
+/// An intersecting (or inconsistent) face pair `(f, g)`, `f < g`.
+type Crossing = (usize, usize, PairCrossing);
 
 /// Brute-force reference: the exact narrow phase on every face pair that
 /// shares no edge (O(n²), no broad phase); for checks and benchmarks.
 pub fn find_intersections_brute_force(vertices: &[Vec3], faces: &[[usize; 3]]) -> Intersections {
     let n = faces.len();
-    let crossings: Vec<(usize, usize, PairCrossing)> = (0..n)
+    let crossings: Vec<Crossing> = (0..n)
         .into_par_iter()
         .flat_map_iter(|f| {
             (f + 1..n).filter_map(move |g| {
@@ -75,30 +99,12 @@ pub fn find_intersections_brute_force(vertices: &[Vec3], faces: &[[usize; 3]]) -
     assemble(vertices, faces, tested, crossings)
 }
 
-fn intersect_candidates(
-    vertices: &[Vec3],
-    faces: &[[usize; 3]],
-    candidates: &[[u32; 2]],
-) -> Intersections {
-    let crossings: Vec<(usize, usize, PairCrossing)> = candidates
-        .par_iter()
-        .filter_map(|&[i, j]| {
-            let (f, g) = (i as usize, j as usize);
-            match pair_crossing(vertices, (f, faces[f]), (g, faces[g])) {
-                PairCrossing::None => None,
-                c => Some((f, g, c)),
-            }
-        })
-        .collect();
-    assemble(vertices, faces, candidates.len(), crossings)
-}
-
 /// Collects the segments and their points (sequential: points are shared).
 fn assemble(
     vertices: &[Vec3],
     faces: &[[usize; 3]],
     candidate_pairs: usize,
-    crossings: Vec<(usize, usize, PairCrossing)>,
+    crossings: Vec<Crossing>,
 ) -> Intersections {
     let mut out = Intersections {
         candidate_pairs,
