@@ -32,7 +32,17 @@ impl Aabb {
         })
     }
 
+    /// Smallest box holding the triangle (a, b, c).
+    #[inline]
+    pub fn of_triangle(a: &Vec3, b: &Vec3, c: &Vec3) -> Self {
+        Aabb {
+            min: a.inf(b).inf(c),
+            max: a.sup(b).sup(c),
+        }
+    }
+
     /// Smallest box holding both.
+    #[inline]
     pub fn union(&self, other: &Aabb) -> Aabb {
         Aabb {
             min: self.min.inf(&other.min),
@@ -41,8 +51,20 @@ impl Aabb {
     }
 
     /// Closed boxes share a point.
+    #[inline]
     pub fn overlaps(&self, other: &Aabb) -> bool {
-        (0..3).all(|k| self.min[k] <= other.max[k] && other.min[k] <= self.max[k])
+        self.min.x <= other.max.x
+            && other.min.x <= self.max.x
+            && self.min.y <= other.max.y
+            && other.min.y <= self.max.y
+            && self.min.z <= other.max.z
+            && other.min.z <= self.max.z
+    }
+
+    /// Half the surface area (the tree-quality measure of [`Bvh::cost`]).
+    fn half_area(&self) -> f64 {
+        let d = (self.max - self.min).sup(&Vec3::zeros());
+        d.x * d.y + d.y * d.z + d.z * d.x
     }
 
     fn centre(&self) -> Vec3 {
@@ -162,6 +184,33 @@ impl Bvh {
                 self.nodes[c].aabb.union(&self.nodes[c + 1].aabb)
             };
         }
+    }
+
+    /// The summed surface area of the inner nodes over the root's: the
+    /// expected number of inner nodes a random ray would visit. Invariant
+    /// under translation and scaling, it grows when refitting to a very
+    /// different configuration has made the tree loose.
+    pub fn cost(&self) -> f64 {
+        let Some(root) = self.nodes.first() else {
+            return 0.0;
+        };
+        let inner: f64 = self
+            .nodes
+            .iter()
+            .filter(|n| n.count == 0)
+            .map(|n| n.aabb.half_area())
+            .sum();
+        inner / root.aabb.half_area().max(f64::MIN_POSITIVE)
+    }
+
+    /// Number of boxes.
+    pub fn len(&self) -> usize {
+        self.boxes.len()
+    }
+
+    /// Whether it holds no box.
+    pub fn is_empty(&self) -> bool {
+        self.boxes.is_empty()
     }
 
     /// All pairs `[i, j]`, `i < j`, of boxes that overlap and pass `keep`,

@@ -4,7 +4,9 @@
 //! one: it is the penetrated region. If the sides meet, the path does not
 //! separate the surface.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
+
+use rustc_hash::FxHashMap;
 
 /// Result of a two-sided fill.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -24,7 +26,7 @@ pub fn two_sided_fill(
     if seeds[0] == seeds[1] {
         return Fill::Met;
     }
-    let mut owner: HashMap<usize, usize> = HashMap::from([(seeds[0], 0), (seeds[1], 1)]);
+    let mut owner: FxHashMap<usize, usize> = FxHashMap::from_iter([(seeds[0], 0), (seeds[1], 1)]);
     let mut queues = [VecDeque::from([seeds[0]]), VecDeque::from([seeds[1]])];
     let mut members: [Vec<usize>; 2] = [vec![seeds[0]], vec![seeds[1]]];
     let mut buffer = vec![];

@@ -144,6 +144,59 @@ fn filtered_sign(e1: &Vec3, e2: &Vec3, w: &Vec3) -> Option<i8> {
     .then_some(0)
 }
 
+/// The plane of a triangle (p, q, r) prepared for many [`orient3d`] sign
+/// queries: the cross-product terms of `filtered_sign` with p as origin
+/// are computed once, so a query costs one dot product for the value and one
+/// for the error bound, bit for bit the value `orient3d_exact_sign(p, q, r,
+/// d)` filters.
+#[derive(Clone, Copy, Debug)]
+pub struct PlaneFilter {
+    origin: Vec3,
+    /// `(q − p) × (r − p)`, rounded term by term.
+    normal: Vec3,
+    /// The same terms with absolute values summed: the permanent's factors.
+    magnitude: Vec3,
+}
+
+impl PlaneFilter {
+    /// Prepares the plane of (p, q, r).
+    #[inline]
+    pub fn new(p: &Vec3, q: &Vec3, r: &Vec3) -> Self {
+        let (e1, e2) = (q - p, r - p);
+        let (xy, yx) = (e1.x * e2.y, e1.y * e2.x);
+        let (yz, zy) = (e1.y * e2.z, e1.z * e2.y);
+        let (zx, xz) = (e1.z * e2.x, e1.x * e2.z);
+        PlaneFilter {
+            origin: *p,
+            normal: Vec3::new(yz - zy, zx - xz, xy - yx),
+            magnitude: Vec3::new(
+                yz.abs() + zy.abs(),
+                zx.abs() + xz.abs(),
+                xy.abs() + yx.abs(),
+            ),
+        }
+    }
+
+    /// The sign of `orient3d(p, q, r, d)` when the floating-point value
+    /// certifies it (never 0); `None` otherwise.
+    #[inline]
+    pub fn certified_sign(&self, d: &Vec3) -> Option<i8> {
+        let w = d - self.origin;
+        let det = w.x * self.normal.x + w.y * self.normal.y + w.z * self.normal.z;
+        let permanent = w.x.abs() * self.magnitude.x
+            + w.y.abs() * self.magnitude.y
+            + w.z.abs() * self.magnitude.z;
+        let bound = ORIENT3D_FILTER * permanent;
+        if det > bound {
+            Some(1)
+        } else if -det > bound {
+            Some(-1)
+        } else {
+            None
+        }
+    }
+}
+
 fn sign(x: f64) -> i8 {
     if x > 0.0 {
         1
@@ -271,5 +324,24 @@ mod tests {
             assert_eq!(s, sorted_sign * sorting_parity(quad), "{quad:?}");
             assert_eq!(tied, det == 0.0);
         }
+    }
+
+    #[test]
+    fn plane_filter_certifies_only_exact_signs() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(4);
+        let mut certified = 0;
+        for _ in 0..20_000 {
+            let q: [Vec3; 4] = std::array::from_fn(|_| {
+                Vec3::from_fn(|_, _| [0.0, 0.3, 1.0][rng.random_range(0..3)])
+            });
+            let d = q[3] + Vec3::from_fn(|_, _| rng.random_range(-1e-15..1e-15));
+            let filter = PlaneFilter::new(&q[0], &q[1], &q[2]);
+            if let Some(s) = filter.certified_sign(&d) {
+                assert_eq!(s, sign(orient3d(&q[0], &q[1], &q[2], &d)), "{q:?} {d:?}");
+                certified += 1;
+            }
+        }
+        assert!(certified > 1000, "{certified}");
     }
 }

@@ -10,10 +10,11 @@
 //!   paths: every end point is an edge of one face piercing the other, or the
 //!   vertex the two faces share.
 
+use super::intersections::shared_vertices;
 use super::points::PointKey;
 use super::predicates::{
-    orient2d, orient3d, orient3d_exact_sign, orient3d_sign, orient3d_sign_tied, sorting_parity,
-    tie_break,
+    PlaneFilter, orient2d, orient3d, orient3d_exact_sign, orient3d_sign, orient3d_sign_tied,
+    sorting_parity, tie_break,
 };
 use crate::Vec3;
 
@@ -154,22 +155,37 @@ pub fn pair_crossing(
     (f, tri_f): (usize, [usize; 3]),
     (g, tri_g): (usize, [usize; 3]),
 ) -> PairCrossing {
-    let shared_count = tri_f.iter().filter(|v| tri_g.contains(v)).count();
-    if shared_count >= 2 {
+    let plane =
+        |[p, q, r]: [usize; 3]| PlaneFilter::new(&positions[p], &positions[q], &positions[r]);
+    pair_crossing_on_planes(
+        positions,
+        (f, tri_f, &plane(tri_f)),
+        (g, tri_g, &plane(tri_g)),
+    )
+}
+
+/// [`pair_crossing`] with the faces' planes prepared by the caller (once per
+/// face for all of its pairs).
+pub fn pair_crossing_on_planes(
+    positions: &[Vec3],
+    (f, tri_f, plane_f): (usize, [usize; 3], &PlaneFilter),
+    (g, tri_g, plane_g): (usize, [usize; 3], &PlaneFilter),
+) -> PairCrossing {
+    if shared_vertices(&tri_f, &tri_g) >= 2 {
         return PairCrossing::None;
     }
-    let shared = tri_f.iter().copied().find(|v| tri_g.contains(v));
     // Exact sides of each face's corners relative to the other face's plane
     // (a shared corner has none). Most broad-phase pairs are neighbours that
     // touch only at a shared vertex: rejected here, on two or four signs.
-    let sides_of_g = plane_sides(positions, tri_f, tri_g);
+    let sides_of_g = plane_sides(positions, tri_f, plane_f, tri_g);
     if strictly_one_side(&sides_of_g) {
         return PairCrossing::None;
     }
-    let sides_of_f = plane_sides(positions, tri_g, tri_f);
+    let sides_of_f = plane_sides(positions, tri_g, plane_g, tri_f);
     if strictly_one_side(&sides_of_f) {
         return PairCrossing::None;
     }
+    let shared = tri_f.iter().copied().find(|v| tri_g.contains(v));
     let mut edge_signs = EdgeSigns::new(positions, tri_f, tri_g);
     let mut points = [PointKey::Vertex(0); 6];
     let mut count = 0;
@@ -207,9 +223,24 @@ pub fn pair_crossing(
 
 /// Exact sign of `orient3d(plane, v)` for each corner `v` of `tri`; `None`
 /// for a corner shared with `plane`.
-fn plane_sides(positions: &[Vec3], plane: [usize; 3], tri: [usize; 3]) -> [Option<i8>; 3] {
-    let [p, q, r] = plane.map(|v| &positions[v]);
-    tri.map(|v| (!plane.contains(&v)).then(|| orient3d_exact_sign(p, q, r, &positions[v])))
+#[inline]
+fn plane_sides(
+    positions: &[Vec3],
+    plane: [usize; 3],
+    filter: &PlaneFilter,
+    tri: [usize; 3],
+) -> [Option<i8>; 3] {
+    let side = |v: usize| {
+        if v == plane[0] || v == plane[1] || v == plane[2] {
+            return None;
+        }
+        let d = &positions[v];
+        Some(filter.certified_sign(d).unwrap_or_else(|| {
+            let [p, q, r] = plane.map(|u| &positions[u]);
+            orient3d_exact_sign(p, q, r, d)
+        }))
+    };
+    [side(tri[0]), side(tri[1]), side(tri[2])]
 }
 
 /// Whether every corner not shared with the plane lies strictly on one side
