@@ -417,4 +417,41 @@ mod tests {
         bvh.refit(&moved);
         assert_eq!(bvh.self_overlaps(|_, _| true), brute_force(&moved));
     }
+
+    #[test]
+    fn one_thread_and_parallel_tasks_find_the_same_pairs() {
+        let boxes = random_boxes(3000, 11);
+        let bvh = Bvh::build(&boxes);
+        let in_pool = |threads: usize| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap()
+                .install(|| bvh.self_overlaps(|_, _| true))
+        };
+        let expected = brute_force(&boxes);
+        assert!(bvh.tasks().len() > 8);
+        assert_eq!(in_pool(1), expected);
+        assert_eq!(in_pool(3), expected);
+    }
+
+    #[test]
+    fn refit_to_a_rigid_motion_keeps_the_cost() {
+        let boxes = random_boxes(500, 12);
+        let mut bvh = Bvh::build(&boxes);
+        let cost = bvh.cost();
+        let shift = Vec3::new(3.0, -1.0, 0.5);
+        let moved: Vec<Aabb> = boxes
+            .iter()
+            .map(|b| Aabb {
+                min: b.min + shift,
+                max: b.max + shift,
+            })
+            .collect();
+        bvh.refit(&moved);
+        assert!((bvh.cost() - cost).abs() < 1e-9 * cost);
+        // Scattering the boxes loosens the refitted tree.
+        bvh.refit(&random_boxes(500, 13));
+        assert!(bvh.cost() > 1.5 * cost, "{} vs {cost}", bvh.cost());
+    }
 }
