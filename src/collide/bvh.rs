@@ -82,7 +82,7 @@ struct Node {
 }
 
 /// Leaves hold at most this many boxes.
-const LEAF_SIZE: usize = 4;
+const LEAF_SIZE: usize = 8;
 /// Traversal tasks smaller than this many boxes run on one thread.
 const PARALLEL_GRAIN: u32 = 512;
 
