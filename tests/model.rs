@@ -109,12 +109,13 @@ fn body_edges_match_brute_force() {
     assert_eq!(pairs, brute.into_iter().collect());
 }
 
-#[test]
-fn self_collision_edges_match_brute_force() {
-    let scene = TubeScene::new(12, 50, 3);
-    let x = &scene.positions;
-    let (k, lo, hi) = (10, 1e-7, 0.02);
-    let mesh = mesh_edges(&scene.rest.faces);
+/// Brute-force SENC self-collision edges: each vertex's `k` nearest
+/// neighbours with `lo < d < hi`, undirected, minus `excluded` pairs.
+fn brute_force_self_collision_edges(
+    x: &[Vec3],
+    (k, lo, hi): (usize, f64, f64),
+    excluded: &[[usize; 2]],
+) -> BTreeSet<[usize; 2]> {
     let mut brute = BTreeSet::new();
     for i in 0..x.len() {
         let mut near: Vec<(f64, usize)> = (0..x.len())
@@ -125,11 +126,21 @@ fn self_collision_edges_match_brute_force() {
         near.sort_by(|a, b| a.partial_cmp(b).unwrap());
         for &(_, j) in near.iter().take(k) {
             let e = [i.min(j), i.max(j)];
-            if !mesh.contains(&e) {
+            if !excluded.contains(&e) {
                 brute.insert(e);
             }
         }
     }
+    brute
+}
+
+#[test]
+fn self_collision_edges_match_brute_force() {
+    let scene = TubeScene::new(12, 50, 3);
+    let x = &scene.positions;
+    let (k, lo, hi) = (10, 1e-7, 0.02);
+    let mesh = mesh_edges(&scene.rest.faces);
+    let brute = brute_force_self_collision_edges(x, (k, lo, hi), &mesh);
     assert!(
         brute.len() > 50,
         "fixture has too few near pairs: {}",
@@ -143,6 +154,30 @@ fn self_collision_edges_match_brute_force() {
     let set = &graph.edges(EdgeKind::SelfCollision).unwrap().edges;
     assert_eq!(undirected(&set.senders, &set.receivers), brute);
     assert_eq!(set.len(), 2 * brute.len());
+}
+
+#[test]
+fn keep_mesh_edges_ablation_keeps_the_near_mesh_neighbours() {
+    let scene = TubeScene::new(12, 50, 3);
+    let config = ModelConfig {
+        self_collision_keep_mesh_edges: true,
+        ..small_config()
+    };
+    let brute = brute_force_self_collision_edges(
+        &scene.positions,
+        (
+            config.self_collision_k,
+            config.self_collision_min_distance,
+            config.self_collision_radius,
+        ),
+        &[],
+    );
+    let mesh = mesh_edges(&scene.rest.faces);
+    let kept = brute.iter().filter(|e| mesh.contains(e)).count();
+    assert!(kept > 50, "only {kept} mesh edges are near neighbours");
+    let graph = step_graph(&scene, &config);
+    let set = &graph.edges(EdgeKind::SelfCollision).unwrap().edges;
+    assert_eq!(undirected(&set.senders, &set.receivers), brute);
 }
 
 #[test]

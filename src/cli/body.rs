@@ -5,19 +5,15 @@ use std::path::PathBuf;
 use indicatif::{ProgressBar, ProgressStyle};
 use senc::body::Body;
 use senc::mesh::write_ply_simple;
-use senc::motion::{FrameRange, Motion};
+use senc::motion::Motion;
+
+use super::motion_args::MotionArgs;
 
 /// Writes the posed MakeHuman body for every frame of a motion.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// Motion: a BVH file (CMU cgspeed joint names), an AMASS .npz, or the
-    /// built-in CMU clips `01_01` / `01_03`.
-    #[arg(long)]
-    motion: PathBuf,
-    /// Frames A:B at 30 fps after resampling (A inclusive, B exclusive;
-    /// `A:` runs to the end). Default: the whole motion.
-    #[arg(long)]
-    frames: Option<FrameRange>,
+    #[command(flatten)]
+    motion: MotionArgs,
     /// Output directory for frame_00000.ply, frame_00001.ply, …
     #[arg(long)]
     out: PathBuf,
@@ -27,8 +23,8 @@ pub struct Args {
 pub fn run(args: Args) -> senc::Result<()> {
     let start = std::time::Instant::now();
     let body = Body::makehuman()?;
-    let motion = Motion::load(&args.motion, &body)?;
-    let range = args.frames.unwrap_or_default().resolve(motion.len())?;
+    let motion = Motion::load(&args.motion.motion, &body)?;
+    let range = args.motion.range(motion.len())?;
     let motion = motion.slice(range.clone());
 
     let bar = ProgressBar::new(motion.len() as u64).with_style(

@@ -6,6 +6,7 @@ mod check;
 mod device;
 mod eval;
 mod garment;
+mod motion_args;
 mod rollout;
 mod simulate;
 mod train;

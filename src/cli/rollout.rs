@@ -8,9 +8,11 @@ use senc::garment::Garment;
 use senc::mesh::write_ply_simple;
 use senc::model::checkpoint;
 use senc::model::device::DeviceChoice;
-use senc::motion::{FrameRange, Motion};
+use senc::motion::Motion;
 use senc::physics::Material;
 use senc::sim::{Conditions, RolloutOptions, Scene, rollout};
+
+use super::motion_args::MotionArgs;
 use senc::{Error, Vec3};
 
 /// Runs a trained checkpoint on a motion and writes frame_00000.ply, …
@@ -19,15 +21,11 @@ pub struct Args {
     /// Checkpoint directory (written by `senc train`, e.g. checkpoints/tshirt).
     #[arg(long)]
     checkpoint: PathBuf,
-    /// Motion: built-in `01_01` / `01_03`, a BVH file or an AMASS .npz.
-    #[arg(long)]
-    motion: PathBuf,
+    #[command(flatten)]
+    motion: MotionArgs,
     /// Garment (built-in name or OBJ/PLY path); default: the one it was trained on.
     #[arg(long)]
     garment: Option<String>,
-    /// Frames A:B at 30 fps (A inclusive, B exclusive). Default: the whole motion.
-    #[arg(long)]
-    frames: Option<FrameRange>,
     /// Material as density,mu,lambda,k_bend (kg/m², Pa, Pa, N·m). Default: DESIGN §3 defaults.
     #[arg(long, value_parser = parse_material)]
     material: Option<Material>,
@@ -48,11 +46,12 @@ pub struct Args {
 pub fn run(args: Args) -> senc::Result<()> {
     let device = super::device::pick(args.device);
     let model = checkpoint::load(&args.checkpoint, &device)?;
-    let scene = load_scene(&args.checkpoint, args.garment.as_deref(), &args.motion)?;
-    let range = args
-        .frames
-        .unwrap_or_default()
-        .resolve(scene.num_frames())?;
+    let scene = load_scene(
+        &args.checkpoint,
+        args.garment.as_deref(),
+        &args.motion.motion,
+    )?;
+    let range = args.motion.range(scene.num_frames())?;
     let options = RolloutOptions {
         conditions: Conditions {
             material: args.material.unwrap_or_default(),

@@ -33,6 +33,10 @@ pub struct ModelConfig {
     pub self_collision_k: usize,
     /// Pairs closer than this are coincident, not neighbours (m).
     pub self_collision_min_distance: f64,
+    /// Keep self-collision edges that are also mesh edges (the SENC paper's
+    /// "keep mesh edges" ablation); by default they are removed, so the
+    /// self-collision edges only join parts of the cloth far apart on the mesh.
+    pub self_collision_keep_mesh_edges: bool,
     /// Steps during which the input normalisers accumulate statistics.
     pub normalizer_steps: usize,
     /// The decoder's unit output is this acceleration, in m per frame²
@@ -51,6 +55,7 @@ impl Default for ModelConfig {
             self_collision_radius: 0.02,
             self_collision_k: 10,
             self_collision_min_distance: 1e-7,
+            self_collision_keep_mesh_edges: false,
             normalizer_steps: 100,
             acceleration_scale: 0.01,
         }

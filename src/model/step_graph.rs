@@ -230,7 +230,11 @@ impl StepGraph {
                             config.self_collision_k,
                             config.self_collision_min_distance,
                             config.self_collision_radius,
-                            &garment.mesh_edges,
+                            if config.self_collision_keep_mesh_edges {
+                                &[]
+                            } else {
+                                &garment.mesh_edges
+                            },
                         ),
                     };
                     let edges = EdgeSet::both_directions(&undirected);
