@@ -111,9 +111,9 @@ impl Bvh {
     /// Builds the hierarchy over `boxes`.
     pub fn build(boxes: &[Aabb]) -> Self {
         let mut bvh = Bvh {
-            nodes: Vec::with_capacity(2 * boxes.len() / LEAF_SIZE + 1),
+            nodes: Vec::with_capacity(4 * boxes.len() / LEAF_SIZE + 1),
             items: (0..boxes.len() as u32).collect(),
-            sizes: Vec::with_capacity(2 * boxes.len() / LEAF_SIZE + 1),
+            sizes: Vec::with_capacity(4 * boxes.len() / LEAF_SIZE + 1),
             boxes: boxes.to_vec(),
         };
         if boxes.is_empty() {
