@@ -1,5 +1,9 @@
-//! Runs the self-collision analysis + gradient of the benchmark's dented tube
-//! in a loop, for a profiler: `perf record cargo run --release --example profile_collide`.
+//! Runs the self-collision analysis + gradient of a benchmark garment in a
+//! loop and prints the mean time of each phase, for profiling and for
+//! back-to-back comparisons:
+//! `RAYON_NUM_THREADS=1 target/release/examples/profile_collide [ITERATIONS] [tube|tshirt]`
+//! (`tube`: the dented tube of the benchmark; `tshirt`: the T-shirt skinned
+//! along CMU 01_03 at frame 880).
 
 #[path = "../tests/collide_shapes/mod.rs"]
 mod collide_shapes;
@@ -7,23 +11,25 @@ mod collide_shapes;
 use senc::collide::{LoopClosure, LossKind, SelfCollision};
 
 fn main() {
-    let iterations: usize = std::env::args()
-        .nth(1)
-        .and_then(|a| a.parse().ok())
-        .unwrap_or(200);
-    let mesh = collide_shapes::dented_tube(72, 35, 6, 0.4);
+    let mut args = std::env::args().skip(1);
+    let iterations: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(200);
+    let shape = args.next().unwrap_or_else(|| "tube".into());
+    let mesh = match shape.as_str() {
+        "tube" => collide_shapes::dented_tube(72, 35, 6, 0.4),
+        "tshirt" => collide_shapes::skinned_tshirt(2600, 880),
+        other => panic!("unknown shape {other:?} (tube or tshirt)"),
+    };
     let analysis = SelfCollision::new(&mesh, &LoopClosure::All).unwrap();
     let started = std::time::Instant::now();
     let mut volume = 0.0;
     let mut phases = [0.0; 3];
-    let mut candidates = 0;
+    let mut report = None;
     for _ in 0..iterations {
-        let report = analysis
+        let r = analysis
             .evaluate(&mesh.positions, LossKind::Volume, 30_000.0)
             .unwrap();
-        volume += report.loss;
-        let d = report.diagnostics;
-        candidates = d.candidate_pairs;
+        volume += r.loss;
+        let d = r.diagnostics;
         for (sum, s) in
             phases
                 .iter_mut()
@@ -31,11 +37,22 @@ fn main() {
         {
             *sum += s * 1e3 / iterations as f64;
         }
+        report = Some(r);
     }
     let ms = started.elapsed().as_secs_f64() * 1e3 / iterations as f64;
+    let r = report.expect("at least one iteration");
     println!(
-        "{iterations} analyses, {ms:.2} ms each: intersections {:.2} ms ({candidates} candidate pairs), \
+        "{shape}: {} faces ({} closed), {} intersecting pairs, {} paths, {} regions, {} skipped",
+        mesh.num_faces(),
+        analysis.closed_mesh().faces().len(),
+        r.pairs,
+        r.paths.len(),
+        r.regions.len(),
+        r.skipped_paths.len()
+    );
+    println!(
+        "{iterations} analyses, {ms:.2} ms each: intersections {:.2} ms ({} candidate pairs), \
          regions {:.2} ms, loss+gradient {:.2} ms (loss sum {volume:.6})",
-        phases[0], phases[1], phases[2]
+        phases[0], r.diagnostics.candidate_pairs, phases[1], phases[2]
     );
 }

@@ -382,3 +382,32 @@ proptest! {
         assert_finite(&jitter(&icosphere(1, 0.5, Vec3::zeros()), amp * 2.0, &mut rng), LoopClosure::None);
     }
 }
+
+/// The broad-phase tree an analysis keeps and refits between evaluations
+/// never changes a result: every state gives what a new tree gives.
+#[test]
+fn refitted_tree_gives_the_results_of_a_new_tree() {
+    let mut rng = ChaCha8Rng::seed_from_u64(21);
+    let base = dented_tube(36, 18, 4, 0.4);
+    let analysis = SelfCollision::new(&base, &LoopClosure::All).unwrap();
+    for amp in [0.0, 0.002, 0.01, 0.05, 0.2] {
+        let state = jitter(&base, amp, &mut rng);
+        let refitted = analysis
+            .evaluate(&state.positions, LossKind::Volume, 30_000.0)
+            .unwrap();
+        let fresh = analysis
+            .clone()
+            .evaluate(&state.positions, LossKind::Volume, 30_000.0)
+            .unwrap();
+        assert!(refitted.pairs > 0, "amp {amp}");
+        assert_eq!(refitted.pairs, fresh.pairs, "amp {amp}");
+        assert_eq!(refitted.paths, fresh.paths, "amp {amp}");
+        assert_eq!(refitted.regions, fresh.regions, "amp {amp}");
+        assert_eq!(refitted.loss, fresh.loss, "amp {amp}");
+        assert_eq!(refitted.grad, fresh.grad, "amp {amp}");
+        assert_eq!(
+            refitted.diagnostics.candidate_pairs,
+            fresh.diagnostics.candidate_pairs
+        );
+    }
+}

@@ -32,7 +32,17 @@ impl Aabb {
         })
     }
 
+    /// Smallest box holding the triangle (a, b, c).
+    #[inline]
+    pub fn of_triangle(a: &Vec3, b: &Vec3, c: &Vec3) -> Self {
+        Aabb {
+            min: a.inf(b).inf(c),
+            max: a.sup(b).sup(c),
+        }
+    }
+
     /// Smallest box holding both.
+    #[inline]
     pub fn union(&self, other: &Aabb) -> Aabb {
         Aabb {
             min: self.min.inf(&other.min),
@@ -41,8 +51,20 @@ impl Aabb {
     }
 
     /// Closed boxes share a point.
+    #[inline]
     pub fn overlaps(&self, other: &Aabb) -> bool {
-        (0..3).all(|k| self.min[k] <= other.max[k] && other.min[k] <= self.max[k])
+        self.min.x <= other.max.x
+            && other.min.x <= self.max.x
+            && self.min.y <= other.max.y
+            && other.min.y <= self.max.y
+            && self.min.z <= other.max.z
+            && other.min.z <= self.max.z
+    }
+
+    /// Half the surface area (the tree-quality measure of [`Bvh::cost`]).
+    fn half_area(&self) -> f64 {
+        let d = (self.max - self.min).sup(&Vec3::zeros());
+        d.x * d.y + d.y * d.z + d.z * d.x
     }
 
     fn centre(&self) -> Vec3 {
@@ -60,8 +82,8 @@ struct Node {
 }
 
 /// Leaves hold at most this many boxes.
-const LEAF_SIZE: usize = 4;
-/// Subtrees with fewer boxes than this are traversed on one thread.
+const LEAF_SIZE: usize = 8;
+/// Traversal tasks smaller than this many boxes run on one thread.
 const PARALLEL_GRAIN: u32 = 512;
 
 /// A binary BVH, built top-down by median split on the longest axis of the
@@ -77,30 +99,45 @@ pub struct Bvh {
     boxes: Vec<Aabb>,
 }
 
+/// A unit of traversal work: all overlapping pairs inside one subtree, or
+/// between two subtrees.
+#[derive(Clone, Copy, Debug)]
+enum Task {
+    Within(usize),
+    Between(usize, usize),
+}
+
 impl Bvh {
     /// Builds the hierarchy over `boxes`.
     pub fn build(boxes: &[Aabb]) -> Self {
         let mut bvh = Bvh {
-            nodes: vec![],
+            nodes: Vec::with_capacity(4 * boxes.len() / LEAF_SIZE + 1),
             items: (0..boxes.len() as u32).collect(),
-            sizes: vec![],
+            sizes: Vec::with_capacity(4 * boxes.len() / LEAF_SIZE + 1),
             boxes: boxes.to_vec(),
         };
         if boxes.is_empty() {
             return bvh;
         }
-        bvh.nodes.push(Node {
+        let centres: Vec<Vec3> = boxes.iter().map(Aabb::centre).collect();
+        bvh.push_node();
+        bvh.split(0, 0, boxes.len(), &centres);
+        bvh
+    }
+
+    fn push_node(&mut self) -> usize {
+        self.nodes.push(Node {
             aabb: Aabb::empty(),
             first: 0,
             count: 0,
         });
-        bvh.sizes.push(0);
-        bvh.split(0, 0, boxes.len(), boxes);
-        bvh
+        self.sizes.push(0);
+        self.nodes.len() - 1
     }
 
-    fn split(&mut self, node: usize, start: usize, end: usize, boxes: &[Aabb]) {
+    fn split(&mut self, node: usize, start: usize, end: usize, centres: &[Vec3]) {
         let items = &mut self.items[start..end];
+        let boxes = &self.boxes;
         let aabb = items
             .iter()
             .fold(Aabb::empty(), |b, &i| b.union(&boxes[i as usize]));
@@ -113,34 +150,21 @@ impl Bvh {
             };
             return;
         }
-        let centres = Aabb::of_points(
-            items
-                .iter()
-                .map(|&i| boxes[i as usize].centre())
-                .collect::<Vec<_>>()
-                .iter(),
-        );
-        let axis = (centres.max - centres.min).imax();
+        let spread = Aabb::of_points(items.iter().map(|&i| &centres[i as usize]));
+        let axis = (spread.max - spread.min).imax();
         let mid = (end - start) / 2;
         items.select_nth_unstable_by(mid, |&i, &j| {
-            boxes[i as usize].centre()[axis].total_cmp(&boxes[j as usize].centre()[axis])
+            centres[i as usize][axis].total_cmp(&centres[j as usize][axis])
         });
-        let left = self.nodes.len();
-        for _ in 0..2 {
-            self.nodes.push(Node {
-                aabb: Aabb::empty(),
-                first: 0,
-                count: 0,
-            });
-            self.sizes.push(0);
-        }
+        let left = self.push_node();
+        self.push_node();
         self.nodes[node] = Node {
             aabb,
             first: left as u32,
             count: 0,
         };
-        self.split(left, start, start + mid, boxes);
-        self.split(left + 1, start + mid, end, boxes);
+        self.split(left, start, start + mid, centres);
+        self.split(left + 1, start + mid, end, centres);
     }
 
     /// Recomputes every node box for moved `boxes` (same count), keeping the
@@ -152,8 +176,7 @@ impl Bvh {
         for n in (0..self.nodes.len()).rev() {
             let node = self.nodes[n];
             self.nodes[n].aabb = if node.count > 0 {
-                let range = node.first as usize..(node.first + node.count) as usize;
-                self.items[range]
+                self.leaf_items(&node)
                     .iter()
                     .fold(Aabb::empty(), |b, &i| b.union(&boxes[i as usize]))
             } else {
@@ -163,97 +186,181 @@ impl Bvh {
         }
     }
 
+    /// The summed surface area of the inner nodes over the root's: the
+    /// expected number of inner nodes a random ray would visit. Invariant
+    /// under translation and scaling, it grows when refitting to a very
+    /// different configuration has made the tree loose.
+    pub fn cost(&self) -> f64 {
+        let Some(root) = self.nodes.first() else {
+            return 0.0;
+        };
+        let inner: f64 = self
+            .nodes
+            .iter()
+            .filter(|n| n.count == 0)
+            .map(|n| n.aabb.half_area())
+            .sum();
+        inner / root.aabb.half_area().max(f64::MIN_POSITIVE)
+    }
+
+    /// Number of boxes.
+    pub fn len(&self) -> usize {
+        self.boxes.len()
+    }
+
+    /// Whether it holds no box.
+    pub fn is_empty(&self) -> bool {
+        self.boxes.is_empty()
+    }
+
     /// All pairs `[i, j]`, `i < j`, of boxes that overlap and pass `keep`,
-    /// found by a simultaneous descent of the tree against itself; subtrees
-    /// are processed in parallel (rayon) above a fixed grain.
+    /// ascending.
     pub fn self_overlaps<F>(&self, keep: F) -> Vec<[u32; 2]>
     where
         F: Fn(u32, u32) -> bool + Sync,
     {
-        if self.nodes.is_empty() {
-            return vec![];
-        }
-        let mut out = self.self_pairs(0, &keep);
-        for p in &mut out {
-            if p[0] > p[1] {
-                p.swap(0, 1);
-            }
-        }
-        out.par_sort_unstable();
+        let mut out = self.fold_self_overlaps(
+            Vec::new,
+            |out: &mut Vec<[u32; 2]>, i, j| {
+                if keep(i, j) {
+                    out.push([i.min(j), i.max(j)]);
+                }
+            },
+            |mut a, b| {
+                a.extend(b);
+                a
+            },
+        );
+        out.sort_unstable();
         out
     }
 
-    fn self_pairs<F: Fn(u32, u32) -> bool + Sync>(&self, n: usize, keep: &F) -> Vec<[u32; 2]> {
-        let node = self.nodes[n];
-        if node.count > 0 {
-            let items = &self.items[node.first as usize..(node.first + node.count) as usize];
-            let mut out = vec![];
-            for (k, &i) in items.iter().enumerate() {
-                for &j in &items[k + 1..] {
-                    if self.boxes[i as usize].overlaps(&self.boxes[j as usize]) && keep(i, j) {
-                        out.push([i, j]);
-                    }
+    /// Folds `visit(acc, i, j)` over every unordered pair of overlapping
+    /// boxes (each once, in no particular order; `i` and `j` in either
+    /// order), by a simultaneous descent of the tree against itself. With
+    /// more than one rayon thread, the descent is first cut into tasks of
+    /// about [`PARALLEL_GRAIN`] boxes, each folded into its own `identity()`
+    /// and the results merged with `reduce`.
+    pub fn fold_self_overlaps<A, I, V, R>(&self, identity: I, visit: V, reduce: R) -> A
+    where
+        A: Send,
+        I: Fn() -> A + Sync + Send,
+        V: Fn(&mut A, u32, u32) + Sync + Send,
+        R: Fn(A, A) -> A + Sync + Send,
+    {
+        if self.nodes.is_empty() {
+            return identity();
+        }
+        if rayon::current_num_threads() == 1 {
+            let mut acc = identity();
+            self.within(0, &mut |i, j| visit(&mut acc, i, j));
+            return acc;
+        }
+        self.tasks()
+            .into_par_iter()
+            .fold(&identity, |mut acc, task| {
+                let mut v = |i, j| visit(&mut acc, i, j);
+                match task {
+                    Task::Within(n) => self.within(n, &mut v),
+                    Task::Between(m, n) => self.between(m, n, &mut v),
                 }
-            }
-            return out;
-        }
-        let (l, r) = (node.first as usize, node.first as usize + 1);
-        let work = || {
-            let mut a = self.self_pairs(l, keep);
-            a.extend(self.self_pairs(r, keep));
-            a
-        };
-        if self.sizes[n] >= PARALLEL_GRAIN {
-            let (mut a, b) = rayon::join(work, || self.cross_pairs(l, r, keep));
-            a.extend(b);
-            a
-        } else {
-            let mut a = work();
-            a.extend(self.cross_pairs(l, r, keep));
-            a
-        }
+                acc
+            })
+            .reduce(&identity, &reduce)
     }
 
-    fn cross_pairs<F: Fn(u32, u32) -> bool + Sync>(
-        &self,
-        m: usize,
-        n: usize,
-        keep: &F,
-    ) -> Vec<[u32; 2]> {
-        let (a, b) = (self.nodes[m], self.nodes[n]);
-        if !a.aabb.overlaps(&b.aabb) {
-            return vec![];
+    /// The descent cut into independent tasks of at most about
+    /// [`PARALLEL_GRAIN`] boxes (node pairs whose boxes miss are dropped).
+    fn tasks(&self) -> Vec<Task> {
+        let mut open = vec![Task::Within(0)];
+        let mut tasks = vec![];
+        while let Some(task) = open.pop() {
+            match task {
+                Task::Within(n) if self.sizes[n] >= PARALLEL_GRAIN && self.nodes[n].count == 0 => {
+                    let l = self.nodes[n].first as usize;
+                    open.extend([
+                        Task::Within(l),
+                        Task::Within(l + 1),
+                        Task::Between(l, l + 1),
+                    ]);
+                }
+                Task::Between(m, n)
+                    if self.sizes[m] + self.sizes[n] >= PARALLEL_GRAIN
+                        && (self.nodes[m].count == 0 || self.nodes[n].count == 0) =>
+                {
+                    if !self.nodes[m].aabb.overlaps(&self.nodes[n].aabb) {
+                        continue;
+                    }
+                    let (split, other) = self.descend_first(m, n);
+                    let c = self.nodes[split].first as usize;
+                    open.extend([Task::Between(c, other), Task::Between(c + 1, other)]);
+                }
+                _ => tasks.push(task),
+            }
         }
-        match (a.count > 0, b.count > 0) {
-            (true, true) => {
-                let mut out = vec![];
-                for &i in &self.items[a.first as usize..(a.first + a.count) as usize] {
-                    for &j in &self.items[b.first as usize..(b.first + b.count) as usize] {
-                        if self.boxes[i as usize].overlaps(&self.boxes[j as usize]) && keep(i, j) {
-                            out.push([i, j]);
-                        }
+        tasks
+    }
+
+    fn leaf_items(&self, node: &Node) -> &[u32] {
+        &self.items[node.first as usize..(node.first + node.count) as usize]
+    }
+
+    /// Overlapping pairs inside subtree `n`.
+    fn within(&self, n: usize, visit: &mut impl FnMut(u32, u32)) {
+        let node = self.nodes[n];
+        if node.count > 0 {
+            let items = self.leaf_items(&node);
+            for (k, &i) in items.iter().enumerate() {
+                let bi = &self.boxes[i as usize];
+                for &j in &items[k + 1..] {
+                    if bi.overlaps(&self.boxes[j as usize]) {
+                        visit(i, j);
                     }
                 }
-                out
             }
-            // Descend the larger (or the inner) node.
-            (leaf_a, leaf_b) => {
-                let descend_a = !leaf_a && (leaf_b || self.sizes[m] >= self.sizes[n]);
-                let (split, other) = if descend_a { (m, n) } else { (n, m) };
-                let c = self.nodes[split].first as usize;
-                if self.sizes[split] + self.sizes[other] >= PARALLEL_GRAIN {
-                    let (mut x, y) = rayon::join(
-                        || self.cross_pairs(c, other, keep),
-                        || self.cross_pairs(c + 1, other, keep),
-                    );
-                    x.extend(y);
-                    x
-                } else {
-                    let mut x = self.cross_pairs(c, other, keep);
-                    x.extend(self.cross_pairs(c + 1, other, keep));
-                    x
+            return;
+        }
+        let l = node.first as usize;
+        self.within(l, visit);
+        self.within(l + 1, visit);
+        self.between(l, l + 1, visit);
+    }
+
+    /// Overlapping pairs with one box under `m` and the other under `n`
+    /// (disjoint subtrees).
+    fn between(&self, m: usize, n: usize, visit: &mut impl FnMut(u32, u32)) {
+        let (a, b) = (&self.nodes[m], &self.nodes[n]);
+        if !a.aabb.overlaps(&b.aabb) {
+            return;
+        }
+        if a.count > 0 && b.count > 0 {
+            for &i in self.leaf_items(a) {
+                let bi = &self.boxes[i as usize];
+                if !bi.overlaps(&b.aabb) {
+                    continue;
+                }
+                for &j in self.leaf_items(b) {
+                    if bi.overlaps(&self.boxes[j as usize]) {
+                        visit(i, j);
+                    }
                 }
             }
+            return;
+        }
+        let (split, other) = self.descend_first(m, n);
+        let c = self.nodes[split].first as usize;
+        self.between(c, other, visit);
+        self.between(c + 1, other, visit);
+    }
+
+    /// Of two nodes, at least one inner, the one to descend (the larger, or
+    /// the inner one) and the other.
+    fn descend_first(&self, m: usize, n: usize) -> (usize, usize) {
+        let (leaf_m, leaf_n) = (self.nodes[m].count > 0, self.nodes[n].count > 0);
+        if !leaf_m && (leaf_n || self.sizes[m] >= self.sizes[n]) {
+            (m, n)
+        } else {
+            (n, m)
         }
     }
 }
@@ -309,5 +416,42 @@ mod tests {
         let moved = random_boxes(500, 10);
         bvh.refit(&moved);
         assert_eq!(bvh.self_overlaps(|_, _| true), brute_force(&moved));
+    }
+
+    #[test]
+    fn one_thread_and_parallel_tasks_find_the_same_pairs() {
+        let boxes = random_boxes(3000, 11);
+        let bvh = Bvh::build(&boxes);
+        let in_pool = |threads: usize| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap()
+                .install(|| bvh.self_overlaps(|_, _| true))
+        };
+        let expected = brute_force(&boxes);
+        assert!(bvh.tasks().len() > 8);
+        assert_eq!(in_pool(1), expected);
+        assert_eq!(in_pool(3), expected);
+    }
+
+    #[test]
+    fn refit_to_a_rigid_motion_keeps_the_cost() {
+        let boxes = random_boxes(500, 12);
+        let mut bvh = Bvh::build(&boxes);
+        let cost = bvh.cost();
+        let shift = Vec3::new(3.0, -1.0, 0.5);
+        let moved: Vec<Aabb> = boxes
+            .iter()
+            .map(|b| Aabb {
+                min: b.min + shift,
+                max: b.max + shift,
+            })
+            .collect();
+        bvh.refit(&moved);
+        assert!((bvh.cost() - cost).abs() < 1e-9 * cost);
+        // Scattering the boxes loosens the refitted tree.
+        bvh.refit(&random_boxes(500, 13));
+        assert!(bvh.cost() > 1.5 * cost, "{} vs {cost}", bvh.cost());
     }
 }

@@ -4,7 +4,7 @@
 //! one: it is the penetrated region. If the sides meet, the path does not
 //! separate the surface.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 
 /// Result of a two-sided fill.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -15,16 +15,22 @@ pub enum Fill {
     Met,
 }
 
-/// Fills from `seeds[0]` and `seeds[1]` over the graph given by `neighbours`
-/// (which appends the neighbours of a node to the vector it is given).
+/// Fills from `seeds[0]` and `seeds[1]` over the graph of nodes
+/// `0..num_nodes` given by `neighbours` (which appends the neighbours of a
+/// node to the vector it is given).
 pub fn two_sided_fill(
     seeds: [usize; 2],
+    num_nodes: usize,
     mut neighbours: impl FnMut(usize, &mut Vec<usize>),
 ) -> Fill {
     if seeds[0] == seeds[1] {
         return Fill::Met;
     }
-    let mut owner: HashMap<usize, usize> = HashMap::from([(seeds[0], 0), (seeds[1], 1)]);
+    // Side + 1 of every reached node, 0 for none (a dense array: the nodes
+    // are the faces of one mesh and the pieces of one split).
+    let mut owner = vec![0u8; num_nodes];
+    owner[seeds[0]] = 1;
+    owner[seeds[1]] = 2;
     let mut queues = [VecDeque::from([seeds[0]]), VecDeque::from([seeds[1]])];
     let mut members: [Vec<usize>; 2] = [vec![seeds[0]], vec![seeds[1]]];
     let mut buffer = vec![];
@@ -37,15 +43,16 @@ pub fn two_sided_fill(
             };
             buffer.clear();
             neighbours(node, &mut buffer);
+            let mark = side as u8 + 1;
             for &next in &buffer {
-                match owner.get(&next) {
-                    Some(&s) if s != side => return Fill::Met,
-                    Some(_) => {}
-                    None => {
-                        owner.insert(next, side);
+                match owner[next] {
+                    0 => {
+                        owner[next] = mark;
                         queues[side].push_back(next);
                         members[side].push(next);
                     }
+                    s if s != mark => return Fill::Met,
+                    _ => {}
                 }
             }
         }
@@ -71,18 +78,18 @@ mod tests {
     #[test]
     fn smaller_side_wins() {
         assert_eq!(
-            two_sided_fill([2, 3], line(10, 2)),
+            two_sided_fill([2, 3], 10, line(10, 2)),
             Fill::Region(vec![0, 1, 2])
         );
         assert_eq!(
-            two_sided_fill([7, 6], line(10, 6)),
+            two_sided_fill([7, 6], 10, line(10, 6)),
             Fill::Region(vec![7, 8, 9])
         );
     }
 
     #[test]
     fn sides_that_meet_are_reported() {
-        assert_eq!(two_sided_fill([2, 3], line(10, 99)), Fill::Met);
-        assert_eq!(two_sided_fill([4, 4], line(10, 2)), Fill::Met);
+        assert_eq!(two_sided_fill([2, 3], 10, line(10, 99)), Fill::Met);
+        assert_eq!(two_sided_fill([4, 4], 10, line(10, 2)), Fill::Met);
     }
 }

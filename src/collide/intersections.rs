@@ -1,11 +1,14 @@
 //! All intersections of a closed mesh with itself: broad phase (BVH over face
 //! boxes), exact narrow phase, and the segments with their shared points.
 
+use std::sync::Mutex;
+
 use rayon::prelude::*;
 
 use super::bvh::{Aabb, Bvh};
 use super::points::PointSet;
-use super::tri_tri::{PairCrossing, pair_crossing};
+use super::predicates::PlaneFilter;
+use super::tri_tri::{PairCrossing, pair_crossing, pair_crossing_on_planes};
 use crate::Vec3;
 
 /// One intersection segment: the part of face `faces[0]` ∩ face `faces[1]`,
@@ -32,25 +35,134 @@ pub struct Intersections {
 
 /// Whether two triangles share an edge (two or more vertices).
 pub fn share_edge(a: &[usize; 3], b: &[usize; 3]) -> bool {
-    a.iter().filter(|v| b.contains(v)).count() >= 2
+    shared_vertices(a, b) >= 2
 }
 
-/// Finds every intersecting pair of `faces` over `vertices`.
-pub fn find_intersections(vertices: &[Vec3], faces: &[[usize; 3]]) -> Intersections {
-    let boxes: Vec<Aabb> = faces
-        .par_iter()
-        .map(|f| Aabb::of_points(f.iter().map(|&v| &vertices[v])))
-        .collect();
-    let candidates = Bvh::build(&boxes)
-        .self_overlaps(|i, j| !share_edge(&faces[i as usize], &faces[j as usize]));
-    intersect_candidates(vertices, faces, &candidates)
+/// Number of vertices of `a` that are also vertices of `b`.
+#[inline]
+pub fn shared_vertices(a: &[usize; 3], b: &[usize; 3]) -> usize {
+    let has = |v: usize| (v == b[0]) | (v == b[1]) | (v == b[2]);
+    has(a[0]) as usize + has(a[1]) as usize + has(a[2]) as usize
 }
+
+/// How much looser than when it was built a refitted tree may get (the
+/// ratio of its [`Bvh::cost`] to its cost when built) before it is rebuilt.
+const REBUILD_COST_RATIO: f64 = 1.5;
+
+/// The broad-phase tree of one mesh, kept between evaluations and refitted
+/// to the new positions (cheap for the small motion between frames), rebuilt
+/// when refitting has loosened it by [`REBUILD_COST_RATIO`] or the face
+/// count changed. The result never depends on the tree, only the time does.
+/// Evaluations on several threads at once share it by `try_lock`: one that
+/// finds it busy builds a tree of its own. Cloning gives an empty cache.
+#[derive(Debug, Default)]
+pub struct TreeCache {
+    slot: Mutex<Option<CachedTree>>,
+}
+
+#[derive(Debug)]
+struct CachedTree {
+    bvh: Bvh,
+    built_cost: f64,
+}
+
+impl Clone for TreeCache {
+    fn clone(&self) -> Self {
+        TreeCache::default()
+    }
+}
+
+impl TreeCache {
+    /// A tree over `boxes`: the cached one refitted, or a new one.
+    fn take(&self, boxes: &[Aabb]) -> CachedTree {
+        let cached = self.slot.try_lock().ok().and_then(|mut slot| slot.take());
+        if let Some(mut tree) = cached.filter(|t| t.bvh.len() == boxes.len()) {
+            tree.bvh.refit(boxes);
+            if tree.bvh.cost() <= REBUILD_COST_RATIO * tree.built_cost {
+                return tree;
+            }
+        }
+        let bvh = Bvh::build(boxes);
+        CachedTree {
+            built_cost: bvh.cost(),
+            bvh,
+        }
+    }
+
+    /// Keeps `tree` for the next evaluation (unless another thread put one back first).
+    fn put(&self, tree: CachedTree) {
+        if let Ok(mut slot) = self.slot.try_lock() {
+            slot.get_or_insert(tree);
+        }
+    }
+}
+
+/// Finds every intersecting pair of `faces` over `vertices`, on a new tree.
+pub fn find_intersections(vertices: &[Vec3], faces: &[[usize; 3]]) -> Intersections {
+    let boxes = face_boxes(vertices, faces);
+    intersect_overlapping(vertices, faces, &Bvh::build(&boxes))
+}
+
+/// [`find_intersections`] on the tree of `cache`, refitted (or rebuilt).
+pub fn find_intersections_cached(
+    vertices: &[Vec3],
+    faces: &[[usize; 3]],
+    cache: &TreeCache,
+) -> Intersections {
+    let tree = cache.take(&face_boxes(vertices, faces));
+    let found = intersect_overlapping(vertices, faces, &tree.bvh);
+    cache.put(tree);
+    found
+}
+
+fn face_boxes(vertices: &[Vec3], faces: &[[usize; 3]]) -> Vec<Aabb> {
+    faces
+        .iter()
+        .map(|&[a, b, c]| Aabb::of_triangle(&vertices[a], &vertices[b], &vertices[c]))
+        .collect()
+}
+
+/// The exact narrow phase on every pair of faces whose boxes overlap in
+/// `bvh` (built over the boxes of `faces`). It runs inside the tree
+/// traversal (no list of candidate pairs is built); the few intersecting
+/// pairs are then sorted, so the result depends neither on the tree nor on
+/// the thread count.
+fn intersect_overlapping(vertices: &[Vec3], faces: &[[usize; 3]], bvh: &Bvh) -> Intersections {
+    let planes: Vec<PlaneFilter> = faces
+        .iter()
+        .map(|&[p, q, r]| PlaneFilter::new(&vertices[p], &vertices[q], &vertices[r]))
+        .collect();
+    let (candidates, mut crossings) = bvh.fold_self_overlaps(
+        || (0usize, Vec::new()),
+        |(candidates, crossings): &mut (usize, Vec<Crossing>), i, j| {
+            let (f, g) = (i.min(j) as usize, i.max(j) as usize);
+            if share_edge(&faces[f], &faces[g]) {
+                return;
+            }
+            *candidates += 1;
+            let (face_f, face_g) = ((f, faces[f], &planes[f]), (g, faces[g], &planes[g]));
+            match pair_crossing_on_planes(vertices, face_f, face_g) {
+                PairCrossing::None => {}
+                c => crossings.push((f, g, c)),
+            }
+        },
+        |(n, mut a), (m, b)| {
+            a.extend(b);
+            (n + m, a)
+        },
+    );
+    crossings.sort_unstable_by_key(|&(f, g, _)| (f, g));
+    assemble(vertices, faces, candidates, crossings)
+}
+
+/// An intersecting (or inconsistent) face pair `(f, g)`, `f < g`.
+type Crossing = (usize, usize, PairCrossing);
 
 /// Brute-force reference: the exact narrow phase on every face pair that
 /// shares no edge (O(n²), no broad phase); for checks and benchmarks.
 pub fn find_intersections_brute_force(vertices: &[Vec3], faces: &[[usize; 3]]) -> Intersections {
     let n = faces.len();
-    let crossings: Vec<(usize, usize, PairCrossing)> = (0..n)
+    let crossings: Vec<Crossing> = (0..n)
         .into_par_iter()
         .flat_map_iter(|f| {
             (f + 1..n).filter_map(move |g| {
@@ -75,30 +187,12 @@ pub fn find_intersections_brute_force(vertices: &[Vec3], faces: &[[usize; 3]]) -
     assemble(vertices, faces, tested, crossings)
 }
 
-fn intersect_candidates(
-    vertices: &[Vec3],
-    faces: &[[usize; 3]],
-    candidates: &[[u32; 2]],
-) -> Intersections {
-    let crossings: Vec<(usize, usize, PairCrossing)> = candidates
-        .par_iter()
-        .filter_map(|&[i, j]| {
-            let (f, g) = (i as usize, j as usize);
-            match pair_crossing(vertices, (f, faces[f]), (g, faces[g])) {
-                PairCrossing::None => None,
-                c => Some((f, g, c)),
-            }
-        })
-        .collect();
-    assemble(vertices, faces, candidates.len(), crossings)
-}
-
 /// Collects the segments and their points (sequential: points are shared).
 fn assemble(
     vertices: &[Vec3],
     faces: &[[usize; 3]],
     candidate_pairs: usize,
-    crossings: Vec<(usize, usize, PairCrossing)>,
+    crossings: Vec<Crossing>,
 ) -> Intersections {
     let mut out = Intersections {
         candidate_pairs,

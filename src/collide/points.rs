@@ -10,7 +10,7 @@
 //! frozen): the loss gradient is then the true derivative of the loss and can
 //! be checked by finite differences.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 use super::predicates::orient3d;
 use crate::Vec3;
@@ -49,7 +49,7 @@ struct Pierce {
 /// edge parameter `s` of pierce points (used to order points along an edge).
 #[derive(Clone, Debug, Default)]
 pub struct PointSet {
-    index: HashMap<PointKey, usize>,
+    index: FxHashMap<PointKey, usize>,
     keys: Vec<PointKey>,
     positions: Vec<Vec3>,
     pierces: Vec<Option<Pierce>>,

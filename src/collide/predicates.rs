@@ -47,24 +47,164 @@ pub fn orient3d_sign(positions: &[Vec3], quad: [usize; 4]) -> i8 {
 /// [`orient3d_sign`] and whether the exact determinant was zero (the sign
 /// then comes from the tie-break).
 pub fn orient3d_sign_tied(positions: &[Vec3], quad: [usize; 4]) -> (i8, bool) {
-    let mut idx = quad;
-    let mut parity = 1i8;
-    // Insertion sort on four elements, counting transpositions.
-    for i in 1..4 {
-        let mut j = i;
-        while j > 0 && idx[j - 1] > idx[j] {
-            idx.swap(j - 1, j);
-            parity = -parity;
-            j -= 1;
-        }
-    }
-    if idx[0] == idx[1] || idx[1] == idx[2] || idx[2] == idx[3] {
+    let parity = sorting_parity(quad);
+    if parity == 0 {
         return (0, true);
     }
-    let [a, b, c, d] = idx.map(|i| &positions[i]);
-    let det = orient3d(a, b, c, d);
-    let sign = if det < 0.0 { -1 } else { 1 };
-    (sign * parity, det == 0.0)
+    let [a, b, c, d] = quad.map(|i| &positions[i]);
+    tie_break(orient3d_exact_sign(a, b, c, d), parity)
+}
+
+/// The tie-broken sign of a quadruple from the exact sign of its
+/// determinant (in the quadruple's own order) and [`sorting_parity`]: the
+/// exact sign is antisymmetric under swaps, so a non-zero sign is already
+/// the sorted quadruple's sign times the parity; a zero takes the parity.
+pub fn tie_break(exact_sign: i8, parity: i8) -> (i8, bool) {
+    if exact_sign != 0 {
+        (exact_sign, false)
+    } else {
+        (parity, true)
+    }
+}
+
+/// Parity (±1) of the permutation that sorts `quad` ascending, or 0 when two
+/// indices are equal.
+pub fn sorting_parity(quad: [usize; 4]) -> i8 {
+    let mut parity = 1i8;
+    for i in 0..4 {
+        for j in i + 1..4 {
+            if quad[i] == quad[j] {
+                return 0;
+            }
+            if quad[i] > quad[j] {
+                parity = -parity;
+            }
+        }
+    }
+    parity
+}
+
+/// Shewchuk's first-stage error bound for `orient3d`,
+/// `(7 + 56ε)ε · permanent` with ε = 2⁻⁵³, doubled as a safety margin: it
+/// holds for any expression of the shape `Σᵢ wᵢ (xᵢ yᵢ − x'ᵢ y'ᵢ)` whose
+/// factors are rounded coordinate differences (ours has that shape with the
+/// first point as origin). Doubling costs nothing measurable: only
+/// near-degenerate quadruples fail the filter either way.
+const ORIENT3D_FILTER: f64 = 2.0 * (7.0 + 56.0 * HALF_ULP) * HALF_ULP;
+const HALF_ULP: f64 = f64::EPSILON / 2.0;
+
+/// The exact sign (−1, 0 or 1) of [`orient3d`]`(a, b, c, d)`.
+///
+/// A floating-point determinant with a certified error bound answers almost
+/// every query; an exactly zero determinant whose zero is visible in the
+/// structure of the rounded differences (axis-aligned or collinear
+/// configurations, like the flat caps and straight seams of a garment) is
+/// answered without arithmetic; only the rest run Shewchuk's adaptive
+/// stages.
+#[inline]
+pub fn orient3d_exact_sign(a: &Vec3, b: &Vec3, c: &Vec3, d: &Vec3) -> i8 {
+    let (e1, e2, w) = (b - a, c - a, d - a);
+    match filtered_sign(&e1, &e2, &w) {
+        Some(s) => s,
+        None => sign(orient3d(a, b, c, d)),
+    }
+}
+
+/// Sign of `w · (e1 × e2)` for rounded differences `e1`, `e2`, `w` when the
+/// floating-point value certifies it, `Some(0)` when the determinant is zero
+/// by structure, `None` when undecided.
+///
+/// The structural test is exact: a rounded difference is zero iff the exact
+/// difference is (IEEE subtraction with gradual underflow), and each of the
+/// three terms `wᵢ (e1ⱼ e2ₖ − e1ₖ e2ⱼ)` of the exact determinant vanishes
+/// when each of its products has a zero factor.
+#[inline]
+fn filtered_sign(e1: &Vec3, e2: &Vec3, w: &Vec3) -> Option<i8> {
+    let (xy, yx) = (e1.x * e2.y, e1.y * e2.x);
+    let (yz, zy) = (e1.y * e2.z, e1.z * e2.y);
+    let (zx, xz) = (e1.z * e2.x, e1.x * e2.z);
+    let det = w.x * (yz - zy) + w.y * (zx - xz) + w.z * (xy - yx);
+    let permanent = w.x.abs() * (yz.abs() + zy.abs())
+        + w.y.abs() * (zx.abs() + xz.abs())
+        + w.z.abs() * (xy.abs() + yx.abs());
+    let bound = ORIENT3D_FILTER * permanent;
+    if det > bound {
+        return Some(1);
+    }
+    if -det > bound {
+        return Some(-1);
+    }
+    let zero_product = |p: f64, q: f64| p == 0.0 || q == 0.0;
+    let term_zero = |wi: f64, (p, q): (f64, f64), (r, s): (f64, f64)| {
+        wi == 0.0 || (zero_product(p, q) && zero_product(r, s))
+    };
+    (term_zero(w.x, (e1.y, e2.z), (e1.z, e2.y))
+        && term_zero(w.y, (e1.z, e2.x), (e1.x, e2.z))
+        && term_zero(w.z, (e1.x, e2.y), (e1.y, e2.x)))
+    .then_some(0)
+}
+
+/// The plane of a triangle (p, q, r) prepared for many [`orient3d`] sign
+/// queries: the cross-product terms of `filtered_sign` with p as origin
+/// are computed once, so a query costs one dot product for the value and one
+/// for the error bound, bit for bit the value `orient3d_exact_sign(p, q, r,
+/// d)` filters.
+#[derive(Clone, Copy, Debug)]
+pub struct PlaneFilter {
+    origin: Vec3,
+    /// `(q − p) × (r − p)`, rounded term by term.
+    normal: Vec3,
+    /// The same terms with absolute values summed: the permanent's factors.
+    magnitude: Vec3,
+}
+
+impl PlaneFilter {
+    /// Prepares the plane of (p, q, r).
+    #[inline]
+    pub fn new(p: &Vec3, q: &Vec3, r: &Vec3) -> Self {
+        let (e1, e2) = (q - p, r - p);
+        let (xy, yx) = (e1.x * e2.y, e1.y * e2.x);
+        let (yz, zy) = (e1.y * e2.z, e1.z * e2.y);
+        let (zx, xz) = (e1.z * e2.x, e1.x * e2.z);
+        PlaneFilter {
+            origin: *p,
+            normal: Vec3::new(yz - zy, zx - xz, xy - yx),
+            magnitude: Vec3::new(
+                yz.abs() + zy.abs(),
+                zx.abs() + xz.abs(),
+                xy.abs() + yx.abs(),
+            ),
+        }
+    }
+
+    /// The sign of `orient3d(p, q, r, d)` when the floating-point value
+    /// certifies it (never 0); `None` otherwise.
+    #[inline]
+    pub fn certified_sign(&self, d: &Vec3) -> Option<i8> {
+        let w = d - self.origin;
+        let det = w.x * self.normal.x + w.y * self.normal.y + w.z * self.normal.z;
+        let permanent = w.x.abs() * self.magnitude.x
+            + w.y.abs() * self.magnitude.y
+            + w.z.abs() * self.magnitude.z;
+        let bound = ORIENT3D_FILTER * permanent;
+        if det > bound {
+            Some(1)
+        } else if -det > bound {
+            Some(-1)
+        } else {
+            None
+        }
+    }
+}
+
+fn sign(x: f64) -> i8 {
+    if x > 0.0 {
+        1
+    } else if x < 0.0 {
+        -1
+    } else {
+        0
+    }
 }
 
 #[cfg(test)]
@@ -134,5 +274,74 @@ mod tests {
         assert_eq!(orient3d_sign(&p, [1, 0, 2, 3]), -s);
         assert_eq!(orient3d_sign(&p, [2, 3, 0, 1]), s);
         assert_eq!(orient3d_sign(&p, [0, 0, 2, 3]), 0);
+    }
+
+    #[test]
+    fn exact_sign_agrees_with_the_adaptive_predicate() {
+        // Coordinates from a small set (axis-aligned, collinear and coplanar
+        // quadruples are common, so the structural zero and the adaptive
+        // fallback both run) and tiny perturbations of them (the filter's
+        // failures).
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+        let set = [0.0, 0.1, 0.25, 0.3, 0.5, 1.0, -0.7];
+        let mut zeros = 0;
+        for _ in 0..20_000 {
+            let q: [Vec3; 4] = std::array::from_fn(|_| {
+                Vec3::from_fn(|_, _| {
+                    let c = set[rng.random_range(0..set.len())];
+                    if rng.random_bool(0.1) {
+                        c + rng.random_range(-1e-15..1e-15)
+                    } else {
+                        c
+                    }
+                })
+            });
+            let reference = orient3d(&q[0], &q[1], &q[2], &q[3]);
+            let s = orient3d_exact_sign(&q[0], &q[1], &q[2], &q[3]);
+            assert_eq!(s, sign(reference), "{q:?}");
+            zeros += (s == 0) as usize;
+        }
+        assert!(zeros > 200, "only {zeros} degenerate quadruples");
+    }
+
+    #[test]
+    fn tie_break_from_any_order_equals_the_sorted_one() {
+        let p = vec![
+            Vec3::zeros(),
+            Vec3::x(),
+            Vec3::y(),
+            Vec3::new(1.0, 1.0, 0.0),
+            Vec3::new(0.2, 0.3, 0.4),
+        ];
+        for quad in [[0, 1, 2, 3], [3, 1, 0, 2], [4, 2, 1, 0], [1, 4, 3, 0]] {
+            let mut sorted = quad;
+            sorted.sort_unstable();
+            let [a, b, c, d] = sorted.map(|i| &p[i]);
+            let det = orient3d(a, b, c, d);
+            let sorted_sign = if det < 0.0 { -1 } else { 1 };
+            let (s, tied) = orient3d_sign_tied(&p, quad);
+            assert_eq!(s, sorted_sign * sorting_parity(quad), "{quad:?}");
+            assert_eq!(tied, det == 0.0);
+        }
+    }
+
+    #[test]
+    fn plane_filter_certifies_only_exact_signs() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(4);
+        let mut certified = 0;
+        for _ in 0..20_000 {
+            let q: [Vec3; 4] = std::array::from_fn(|_| {
+                Vec3::from_fn(|_, _| [0.0, 0.3, 1.0][rng.random_range(0..3)])
+            });
+            let d = q[3] + Vec3::from_fn(|_, _| rng.random_range(-1e-15..1e-15));
+            let filter = PlaneFilter::new(&q[0], &q[1], &q[2]);
+            if let Some(s) = filter.certified_sign(&d) {
+                assert_eq!(s, sign(orient3d(&q[0], &q[1], &q[2], &d)), "{q:?} {d:?}");
+                certified += 1;
+            }
+        }
+        assert!(certified > 1000, "{certified}");
     }
 }

@@ -89,7 +89,7 @@ pub fn penetrated_region(
         let (Some(a), Some(b)) = (side(true), side(false)) else {
             return Err(SkipReason::Split(SplitError::Inconsistent));
         };
-        match two_sided_fill([nf + a, nf + b], neighbours) {
+        match two_sided_fill([nf + a, nf + b], nf + pieces.len(), neighbours) {
             Fill::Region(region) => nodes.extend(region),
             Fill::Met => return Err(SkipReason::NotSeparating),
         }

@@ -10,7 +10,7 @@
 //! birth triangle's edges ("arcs") on its boundary, which is how the flood
 //! fill crosses into neighbouring triangles.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 use super::closure::ClosedMesh;
 use super::intersections::Segment;
@@ -60,12 +60,12 @@ pub struct SplitSurface {
     /// All pieces, grouped by birth triangle.
     pub pieces: Vec<Piece>,
     /// Birth triangle → range in `pieces`.
-    pub cut: HashMap<usize, std::ops::Range<usize>>,
+    pub cut: FxHashMap<usize, std::ops::Range<usize>>,
     /// (edge, interval) → pieces touching it.
-    arc_pieces: HashMap<(usize, usize), Vec<usize>>,
+    arc_pieces: FxHashMap<(usize, usize), Vec<usize>>,
     /// (face, segment, forward) → piece on the left of that segment
     /// traversed from `ends[0]` to `ends[1]` (forward) or back.
-    side: HashMap<(usize, usize, bool), usize>,
+    side: FxHashMap<(usize, usize, bool), usize>,
 }
 
 impl SplitSurface {
@@ -77,7 +77,7 @@ impl SplitSurface {
         closed: &ClosedMesh,
         vertices: &[Vec3],
     ) -> Result<Self, SplitError> {
-        let mut per_face: HashMap<usize, Vec<usize>> = HashMap::new();
+        let mut per_face: FxHashMap<usize, Vec<usize>> = FxHashMap::default();
         for &s in &path.segments {
             for f in segments[s].faces {
                 per_face.entry(f).or_default().push(s);
@@ -86,7 +86,7 @@ impl SplitSurface {
         let mut faces: Vec<usize> = per_face.keys().copied().collect();
         faces.sort_unstable();
         let mut surface = SplitSurface::default();
-        let mut edge_cuts: HashMap<usize, usize> = HashMap::new();
+        let mut edge_cuts: FxHashMap<usize, usize> = FxHashMap::default();
         for f in faces {
             let cut = TriangleCut::new(f, &per_face[&f], segments, points, closed, vertices)?;
             for (k, &e) in closed.face_edges(f).iter().enumerate() {
@@ -184,7 +184,7 @@ impl TriangleCut {
         let face_edges = closed.face_edges(f);
 
         // Classify the path's points in this triangle.
-        let mut local: HashMap<usize, Local> = HashMap::new();
+        let mut local: FxHashMap<usize, Local> = FxHashMap::default();
         for &s in segs {
             for p in segments[s].ends {
                 local.insert(p, classify(points, p, f, &tri)?);
@@ -223,11 +223,11 @@ impl TriangleCut {
             }
             arc_ids.push((face_edges[k], if along { m } else { 0 }));
         }
-        let boundary_pos: HashMap<Node, usize> =
+        let boundary_pos: FxHashMap<Node, usize> =
             boundary.iter().enumerate().map(|(i, &n)| (n, i)).collect();
 
         // Chords incident to each node.
-        let mut chords: HashMap<Node, Vec<(usize, bool)>> = HashMap::new();
+        let mut chords: FxHashMap<Node, Vec<(usize, bool)>> = FxHashMap::default();
         for &s in segs {
             let [a, b] = segments[s].ends;
             chords.entry(node(a)).or_default().push((s, true));
@@ -313,7 +313,7 @@ impl TriangleCut {
             half_edges.push(HalfEdge::Chord(s, true));
             half_edges.push(HalfEdge::Chord(s, false));
         }
-        let mut traced: HashMap<HalfEdge, usize> = HashMap::new();
+        let mut traced: FxHashMap<HalfEdge, usize> = FxHashMap::default();
         let mut cycles: Vec<Vec<HalfEdge>> = vec![];
         for &start in &half_edges {
             if traced.contains_key(&start) {

@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use super::closure::ClosedMesh;
 use super::config::{LoopClosure, LossKind};
-use super::intersections::{Intersections, find_intersections};
+use super::intersections::{Intersections, TreeCache, find_intersections_cached};
 use super::metric::c_metric;
 use super::paths::{link_paths, path_length};
 use super::region::{Polygon, SkipReason, penetrated_region};
@@ -22,6 +22,8 @@ use crate::{Error, Result, Vec3};
 #[derive(Clone, Debug)]
 pub struct SelfCollision {
     closed: ClosedMesh,
+    /// The broad-phase tree, refitted from one evaluation to the next.
+    tree: TreeCache,
 }
 
 /// An intersection path, summarised.
@@ -104,6 +106,7 @@ impl SelfCollision {
         };
         Ok(SelfCollision {
             closed: ClosedMesh::new(mesh, &loops, closure)?,
+            tree: TreeCache::default(),
         })
     }
 
@@ -138,7 +141,7 @@ impl SelfCollision {
         }
         let vertices = self.closed.vertices(positions);
         let faces = self.closed.faces();
-        let hits = find_intersections(&vertices, faces);
+        let hits = find_intersections_cached(&vertices, faces, &self.tree);
         let t_hits = start.elapsed().as_secs_f64();
 
         let paths = link_paths(&hits.segments, &hits.points);

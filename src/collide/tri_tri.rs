@@ -10,8 +10,12 @@
 //!   paths: every end point is an edge of one face piercing the other, or the
 //!   vertex the two faces share.
 
+use super::intersections::shared_vertices;
 use super::points::PointKey;
-use super::predicates::{orient2d, orient3d, orient3d_sign, orient3d_sign_tied};
+use super::predicates::{
+    PlaneFilter, orient2d, orient3d, orient3d_exact_sign, orient3d_sign, orient3d_sign_tied,
+    sorting_parity, tie_break,
+};
 use crate::Vec3;
 
 /// Whether the closed triangles `t` and `u` have at least one common point.
@@ -140,33 +144,73 @@ pub enum PairCrossing {
 /// edge give `None`. Faces sharing one vertex ("loop vertex") give the segment
 /// from that vertex to the one point where an opposite edge pierces the other
 /// face. Otherwise the segment joins the two pierce points.
+///
+/// Decides exactly what [`edge_pierces_triangle`] decides for every edge of
+/// one face that shares no vertex with the other, but evaluates each
+/// determinant once: the six corner-against-plane signs serve the early
+/// rejection and the pierce tests, and each of the nine edge-against-edge
+/// signs serves both faces (`orient3d(a, b, p, q) = orient3d(p, q, a, b)`).
 pub fn pair_crossing(
     positions: &[Vec3],
     (f, tri_f): (usize, [usize; 3]),
     (g, tri_g): (usize, [usize; 3]),
 ) -> PairCrossing {
-    let shared_count = tri_f.iter().filter(|v| tri_g.contains(v)).count();
-    if shared_count >= 2 {
+    let plane =
+        |[p, q, r]: [usize; 3]| PlaneFilter::new(&positions[p], &positions[q], &positions[r]);
+    pair_crossing_on_planes(
+        positions,
+        (f, tri_f, &plane(tri_f)),
+        (g, tri_g, &plane(tri_g)),
+    )
+}
+
+/// [`pair_crossing`] with the faces' planes prepared by the caller (once per
+/// face for all of its pairs).
+pub fn pair_crossing_on_planes(
+    positions: &[Vec3],
+    (f, tri_f, plane_f): (usize, [usize; 3], &PlaneFilter),
+    (g, tri_g, plane_g): (usize, [usize; 3], &PlaneFilter),
+) -> PairCrossing {
+    if shared_vertices(&tri_f, &tri_g) >= 2 {
+        return PairCrossing::None;
+    }
+    // Exact sides of each face's corners relative to the other face's plane
+    // (a shared corner has none). Most broad-phase pairs are neighbours that
+    // touch only at a shared vertex: rejected here, on two or four signs.
+    let sides_of_g = plane_sides(positions, tri_f, plane_f, tri_g);
+    if strictly_one_side(&sides_of_g) {
+        return PairCrossing::None;
+    }
+    let sides_of_f = plane_sides(positions, tri_g, plane_g, tri_f);
+    if strictly_one_side(&sides_of_f) {
         return PairCrossing::None;
     }
     let shared = tri_f.iter().copied().find(|v| tri_g.contains(v));
-    // Cheap exact rejection (most broad-phase pairs are neighbours that
-    // touch only at a shared vertex).
-    if strictly_one_side(positions, tri_f, tri_g) || strictly_one_side(positions, tri_g, tri_f) {
-        return PairCrossing::None;
-    }
+    let mut edge_signs = EdgeSigns::new(positions, tri_f, tri_g);
     let mut points = [PointKey::Vertex(0); 6];
     let mut count = 0;
-    for (tri_a, tri_b, b) in [(tri_f, tri_g, g), (tri_g, tri_f, f)] {
-        for k in 0..3 {
-            let edge = [tri_a[k], tri_a[(k + 1) % 3]];
-            if edge.iter().any(|v| tri_b.contains(v)) {
-                continue;
-            }
-            if edge_pierces_triangle(positions, edge, tri_b) {
-                points[count] = PointKey::pierce(edge, b);
-                count += 1;
-            }
+    for k in 0..3 {
+        let edge = [tri_f[k], tri_f[(k + 1) % 3]];
+        if edge.iter().any(|v| tri_g.contains(v))
+            || !straddles(&sides_of_f, tri_g, edge, [k, (k + 1) % 3])
+        {
+            continue;
+        }
+        if (0..3).all(|j| edge_signs.get(k, j) == edge_signs.get(k, 0)) {
+            points[count] = PointKey::pierce(edge, g);
+            count += 1;
+        }
+    }
+    for j in 0..3 {
+        let edge = [tri_g[j], tri_g[(j + 1) % 3]];
+        if edge.iter().any(|v| tri_f.contains(v))
+            || !straddles(&sides_of_g, tri_f, edge, [j, (j + 1) % 3])
+        {
+            continue;
+        }
+        if (0..3).all(|k| edge_signs.get(k, j) == edge_signs.get(0, j)) {
+            points[count] = PointKey::pierce(edge, f);
+            count += 1;
         }
     }
     match (shared, count) {
@@ -177,25 +221,90 @@ pub fn pair_crossing(
     }
 }
 
-/// Whether every vertex of `tri` not shared with `plane` lies strictly on one
-/// side of the plane of `plane` (exact signs; any zero answers false). Then
-/// the two triangles meet at most in shared vertices: no edge of `tri`
-/// crosses the plane, and a point of an edge of `plane` inside `tri` would
-/// have to be a shared vertex.
-fn strictly_one_side(positions: &[Vec3], plane: [usize; 3], tri: [usize; 3]) -> bool {
-    let [p, q, r] = plane.map(|v| &positions[v]);
-    let mut side = 0.0;
-    for v in tri {
-        if plane.contains(&v) {
-            continue;
+/// Exact sign of `orient3d(plane, v)` for each corner `v` of `tri`; `None`
+/// for a corner shared with `plane`.
+#[inline]
+fn plane_sides(
+    positions: &[Vec3],
+    plane: [usize; 3],
+    filter: &PlaneFilter,
+    tri: [usize; 3],
+) -> [Option<i8>; 3] {
+    let side = |v: usize| {
+        if v == plane[0] || v == plane[1] || v == plane[2] {
+            return None;
         }
-        let o = orient3d(p, q, r, &positions[v]);
-        if o == 0.0 || (side != 0.0 && (o > 0.0) != (side > 0.0)) {
+        let d = &positions[v];
+        Some(filter.certified_sign(d).unwrap_or_else(|| {
+            let [p, q, r] = plane.map(|u| &positions[u]);
+            orient3d_exact_sign(p, q, r, d)
+        }))
+    };
+    [side(tri[0]), side(tri[1]), side(tri[2])]
+}
+
+/// Whether every corner not shared with the plane lies strictly on one side
+/// of it (any zero answers false). Then the two triangles meet at most in
+/// shared vertices: no edge of the triangle crosses the plane, and a point of
+/// an edge of the plane's triangle inside this one would have to be a shared
+/// vertex.
+fn strictly_one_side(sides: &[Option<i8>; 3]) -> bool {
+    let mut seen = 0;
+    for &s in sides.iter().flatten() {
+        if s == 0 || (seen != 0 && s != seen) {
             return false;
         }
-        side = o;
+        seen = s;
     }
     true
+}
+
+/// The plane test of [`edge_pierces_triangle`] from cached exact signs:
+/// `edge` (corners `corners` of its face, sides `sides` relative to the plane
+/// of `tri`) has its ends on opposite sides under the tie-break, and not both
+/// exactly in the plane.
+fn straddles(
+    sides: &[Option<i8>; 3],
+    tri: [usize; 3],
+    edge: [usize; 2],
+    corners: [usize; 2],
+) -> bool {
+    let [p, q, r] = tri;
+    let tied = |end: usize| {
+        let exact = sides[corners[end]].expect("edge shares no vertex with the triangle");
+        tie_break(exact, sorting_parity([p, q, r, edge[end]]))
+    };
+    let ((sa, a_on_plane), (sb, b_on_plane)) = (tied(0), tied(1));
+    sa != sb && !(a_on_plane && b_on_plane)
+}
+
+/// Lazily evaluated tie-broken signs of `orient3d(f_k, f_k+1, g_j, g_j+1)`
+/// for edge k of face f against edge j of face g (0 = not yet evaluated).
+struct EdgeSigns<'a> {
+    positions: &'a [Vec3],
+    tri_f: [usize; 3],
+    tri_g: [usize; 3],
+    signs: [[i8; 3]; 3],
+}
+
+impl<'a> EdgeSigns<'a> {
+    fn new(positions: &'a [Vec3], tri_f: [usize; 3], tri_g: [usize; 3]) -> Self {
+        EdgeSigns {
+            positions,
+            tri_f,
+            tri_g,
+            signs: [[0; 3]; 3],
+        }
+    }
+
+    fn get(&mut self, k: usize, j: usize) -> i8 {
+        if self.signs[k][j] == 0 {
+            let (f, g) = (self.tri_f, self.tri_g);
+            let quad = [f[k], f[(k + 1) % 3], g[j], g[(j + 1) % 3]];
+            self.signs[k][j] = orient3d_sign(self.positions, quad);
+        }
+        self.signs[k][j]
+    }
 }
 
 #[cfg(test)]
@@ -297,5 +406,61 @@ mod tests {
             _ => None,
         };
         assert_eq!(keys(a), keys(b));
+    }
+
+    /// [`pair_crossing`] written directly on [`edge_pierces_triangle`], one
+    /// predicate call per question, as the reference for the cached version.
+    fn reference_crossing(
+        p: &[Vec3],
+        (f, tf): (usize, [usize; 3]),
+        (g, tg): (usize, [usize; 3]),
+    ) -> PairCrossing {
+        if tf.iter().filter(|v| tg.contains(v)).count() >= 2 {
+            return PairCrossing::None;
+        }
+        let shared = tf.iter().copied().find(|v| tg.contains(v));
+        let mut points = vec![];
+        for (ta, tb, b) in [(tf, tg, g), (tg, tf, f)] {
+            for k in 0..3 {
+                let edge = [ta[k], ta[(k + 1) % 3]];
+                if !edge.iter().any(|v| tb.contains(v)) && edge_pierces_triangle(p, edge, tb) {
+                    points.push(PointKey::pierce(edge, b));
+                }
+            }
+        }
+        match (shared, points.as_slice()) {
+            (_, []) => PairCrossing::None,
+            (Some(v), [a]) => PairCrossing::Segment([PointKey::Vertex(v), *a]),
+            (None, [a, b]) => PairCrossing::Segment([*a, *b]),
+            _ => PairCrossing::Inconsistent,
+        }
+    }
+
+    #[test]
+    fn pair_crossing_equals_the_uncached_reference() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+        let set = [0.0, 0.25, 0.5, 1.0, 0.3];
+        let p: Vec<Vec3> = (0..10)
+            .map(|_| Vec3::from_fn(|_, _| set[rng.random_range(0..set.len())]))
+            .collect();
+        let mut kinds = [0; 3];
+        for _ in 0..20_000 {
+            let mut tri = || loop {
+                let t: [usize; 3] = std::array::from_fn(|_| rng.random_range(0..p.len()));
+                if t[0] != t[1] && t[1] != t[2] && t[0] != t[2] {
+                    return t;
+                }
+            };
+            let (f, g) = ((0, tri()), (1, tri()));
+            let got = pair_crossing(&p, f, g);
+            assert_eq!(got, reference_crossing(&p, f, g), "{f:?} {g:?}");
+            kinds[match got {
+                PairCrossing::None => 0,
+                PairCrossing::Segment(_) => 1,
+                PairCrossing::Inconsistent => 2,
+            }] += 1;
+        }
+        assert!(kinds.iter().all(|&k| k > 50), "{kinds:?}");
     }
 }
