@@ -96,8 +96,10 @@ fn evaluate_checkpoint(
             &scene,
             range,
             &RolloutOptions::default(),
-            |_, x, body| {
-                stats.frames.push(evaluator.frame(x, Some(body))?);
+            |_, x, bodies| {
+                stats
+                    .frames
+                    .push(evaluator.frame(x, Some(bodies.query()?))?);
                 bar.inc(1);
                 Ok(())
             },

@@ -60,17 +60,25 @@ pub fn run(args: Args) -> senc::Result<()> {
     };
     let bar = frame_bar(range.len());
     let first = range.start;
-    let summary = rollout(&model, &scene, range.clone(), &options, |frame, x, body| {
-        let k = frame - first;
-        let mesh = scene.garment.rest.with_positions(x.to_vec());
-        write_ply_simple(&args.out.join(format!("frame_{k:05}.ply")), &mesh)?;
-        if args.with_body {
-            let body = scene.body.mesh.with_positions(body.positions().to_vec());
-            write_ply_simple(&args.out.join(format!("body_{k:05}.ply")), &body)?;
-        }
-        bar.inc(1);
-        Ok(())
-    })?;
+    let summary = rollout(
+        &model,
+        &scene,
+        range.clone(),
+        &options,
+        |frame, x, bodies| {
+            let k = frame - first;
+            let mesh = scene.garment.rest.with_positions(x.to_vec());
+            write_ply_simple(&args.out.join(format!("frame_{k:05}.ply")), &mesh)?;
+            if args.with_body {
+                write_ply_simple(
+                    &args.out.join(format!("body_{k:05}.ply")),
+                    &bodies.body_next,
+                )?;
+            }
+            bar.inc(1);
+            Ok(())
+        },
+    )?;
     bar.finish_and_clear();
     println!(
         "rolled out {} frames ({}..{}) of {} with {} in {:.2} s: {:.1} frames/s (simulation only); wrote {}",

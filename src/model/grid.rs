@@ -4,7 +4,7 @@
 //! costs one sort — cheaper than a k-d tree when the radius is fixed and the
 //! point set is rebuilt every frame.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use crate::Vec3;
 
@@ -18,7 +18,8 @@ impl HashGrid {
     /// Buckets `points` in cubes of side `cell` (> 0).
     pub fn new(points: &[Vec3], cell: f64) -> Self {
         assert!(cell > 0.0, "grid cell size must be positive");
-        let mut buckets: HashMap<[i64; 3], Vec<u32>> = HashMap::with_capacity(points.len() / 2);
+        let mut buckets: HashMap<[i64; 3], Vec<u32>> =
+            HashMap::with_capacity_and_hasher(points.len() / 2, Default::default());
         for (i, p) in points.iter().enumerate() {
             buckets.entry(cell_of(p, cell)).or_default().push(i as u32);
         }

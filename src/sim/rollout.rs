@@ -3,8 +3,10 @@
 use std::ops::Range;
 use std::time::Instant;
 
-use super::{Conditions, DT, GarmentModelInputs, GarmentState, SETTLE_DT, Scene, build_step_graph};
-use crate::body::query::BodyQuery;
+use super::{
+    Conditions, DT, GarmentModelInputs, GarmentState, SETTLE_DT, Scene, StepBodies,
+    build_step_graph,
+};
 use crate::model::NeuralSimulator;
 use crate::{Error, Result, Vec3};
 
@@ -34,15 +36,17 @@ impl RolloutSummary {
 /// Simulates `frames` of `scene` with `model`: the garment starts skinned to
 /// the first frame, settles against the static body for one step of
 /// [`SETTLE_DT`] (that result is the first frame), then follows the motion at
-/// 30 fps. `on_frame(frame, positions, body)` receives every frame in order,
-/// with the posed body of that frame as the step already built it (so
-/// callers that measure penetration or write the body need not pose it again).
+/// 30 fps. `on_frame(frame, positions, bodies)` receives every frame in
+/// order, with the posed body of that frame as the step already built it (so
+/// callers that measure penetration or write the body need not pose it
+/// again; its closest-point queries are built only if asked for). The
+/// summary's time covers the steps, not the callback.
 pub fn rollout(
     model: &NeuralSimulator,
     scene: &Scene,
     frames: Range<usize>,
     options: &RolloutOptions,
-    mut on_frame: impl FnMut(usize, &[Vec3], &BodyQuery) -> Result<()>,
+    mut on_frame: impl FnMut(usize, &[Vec3], &StepBodies) -> Result<()>,
 ) -> Result<RolloutSummary> {
     if frames.is_empty() || frames.end > scene.num_frames() {
         return Err(Error::invalid(format!(
@@ -81,7 +85,7 @@ pub fn rollout(
         state.advance(next, previous.is_none());
         summary.seconds += start.elapsed().as_secs_f64();
         summary.frames += 1;
-        on_frame(frame, &state.x, &bodies.next)?;
+        on_frame(frame, &state.x, &bodies)?;
         previous = Some(frame);
     }
     Ok(summary)

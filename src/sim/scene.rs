@@ -1,9 +1,12 @@
 //! A body, a garment fitted to it and a motion retargeted onto it.
 
+use std::sync::OnceLock;
+
 use crate::Vec3;
 use crate::body::Body;
 use crate::body::query::BodyQuery;
 use crate::garment::Garment;
+use crate::mesh::TriMesh;
 use crate::motion::Motion;
 
 /// Body + garment + motion (30 fps, on this body's skeleton).
@@ -17,10 +20,25 @@ pub struct Scene {
 pub struct StepBodies {
     /// Posed body vertices at t.
     pub body_now: Vec<Vec3>,
-    /// The posed body at t+1, ready for closest-point queries.
-    pub next: BodyQuery,
+    /// The posed body at t+1.
+    pub body_next: TriMesh,
     /// Skinned garment at t+1 (only pinned entries are used).
     pub pin_targets: Vec<Vec3>,
+    /// Closest-point queries on `body_next`, built on first use: the network
+    /// step itself never needs them (a rollout that writes frames skips the
+    /// BVH build, ~15 % of its time), energies and metrics do.
+    query: OnceLock<BodyQuery>,
+}
+
+impl StepBodies {
+    /// Closest-point and signed-distance queries on the body at t+1.
+    pub fn query(&self) -> crate::Result<&BodyQuery> {
+        if let Some(q) = self.query.get() {
+            return Ok(q);
+        }
+        let built = BodyQuery::new(&self.body_next)?;
+        Ok(self.query.get_or_init(|| built))
+    }
 }
 
 impl Scene {
@@ -41,17 +59,23 @@ impl Scene {
 
     /// The body for the step `now` → `next` (equal frames for a settling step).
     pub fn step_bodies(&self, now: usize, next: usize) -> crate::Result<StepBodies> {
+        if next >= self.num_frames() || now >= self.num_frames() {
+            return Err(crate::Error::invalid(format!(
+                "step {now} → {next} is outside the motion's {} frames",
+                self.num_frames()
+            )));
+        }
         let body_next = self.body_at(next);
         let body_now = if now == next {
             body_next.clone()
         } else {
             self.body_at(now)
         };
-        let mesh = self.body.mesh.with_positions(body_next);
         Ok(StepBodies {
             body_now,
-            next: BodyQuery::new(&mesh)?,
+            body_next: self.body.mesh.with_positions(body_next),
             pin_targets: self.skinned_garment(next),
+            query: OnceLock::new(),
         })
     }
 }

@@ -302,7 +302,7 @@ impl SampleRun<'_> {
             let update = trainer.updates;
             let velocity = state.velocity(dt);
             let body = BodyMotion {
-                next: &bodies.next,
+                next: bodies.query()?,
                 prev_positions: &bodies.body_now,
             };
             let step = Step::new(&cloth, &state.x, &velocity, dt, Some(body))?

@@ -88,8 +88,10 @@ impl Validator {
             &self.scene,
             self.frames.clone(),
             &RolloutOptions::default(),
-            |_, x, body| {
-                stats.frames.push(self.evaluator.frame(x, Some(body))?);
+            |_, x, bodies| {
+                stats
+                    .frames
+                    .push(self.evaluator.frame(x, Some(bodies.query()?))?);
                 Ok(())
             },
         );
