@@ -31,6 +31,17 @@ fn pushed_through(shirt: &Garment, depth: f64) -> Vec<Vec3> {
         .collect()
 }
 
+/// Runs `command`, requires success and parses its stdout as JSON.
+fn run_json(command: &mut Command) -> serde_json::Value {
+    let out = command.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
 #[test]
 fn eval_of_ply_frames_reports_the_analysis_volume() {
     let body = Body::makehuman().unwrap();
@@ -55,17 +66,10 @@ fn eval_of_ply_frames_reports_the_analysis_volume() {
         "the pushed patch must cross the back: C = {c:?}"
     );
 
-    let out = Command::new(env!("CARGO_BIN_EXE_senc"))
-        .args(["eval", "--garment", "tshirt", "--json", "--frames-dir"])
-        .arg(dir.path())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut eval = Command::new(env!("CARGO_BIN_EXE_senc"));
+    eval.args(["eval", "--garment", "tshirt", "--json", "--frames-dir"])
+        .arg(dir.path());
+    let json = run_json(&mut eval);
     let overall = &json["checkpoints"][0]["overall"];
     assert_eq!(overall["frames"], 3);
     let expected = 1000.0 * c.iter().sum::<f64>() / 3.0;
@@ -89,18 +93,11 @@ fn shipped_checkpoints_roll_out_the_held_out_frames() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("checkpoints");
     let names = ["tshirt", "hood_tshirt", "skirt", "hood_skirt"];
     let dirs: Vec<_> = names.iter().map(|n| root.join(n)).collect();
-    let out = Command::new(env!("CARGO_BIN_EXE_senc"))
-        .args(["eval", "--json", "--motion", "01_03", "--frames", "789:795"])
+    let mut eval = Command::new(env!("CARGO_BIN_EXE_senc"));
+    eval.args(["eval", "--json", "--motion", "01_03", "--frames", "789:795"])
         .arg("--checkpoint")
-        .args(&dirs)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        .args(&dirs);
+    let json = run_json(&mut eval);
     let checkpoints = json["checkpoints"].as_array().unwrap();
     assert_eq!(checkpoints.len(), names.len());
     for (name, c) in names.iter().zip(checkpoints) {
