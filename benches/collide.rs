@@ -1,8 +1,10 @@
-//! Self-collision analysis speed on two garments of 5k–8k triangles with
+//! Self-collision analysis speed on three garments of 5k–8k triangles with
 //! hundreds of intersecting face pairs:
 //! * `tshirt_8k`: the built-in T-shirt (resolution 2600: 8120 triangles)
 //!   linearly blend skinned along CMU 01_03 at frame 880, where the skinning
 //!   folds it through itself (generated from the repository's `data/`);
+//! * `skirt_5k`: the built-in skirt (resolution 2600: 5472 triangles)
+//!   skinned the same way (206 intersecting pairs: the legs fold the hem);
 //! * `dented_tube_5k`: a tube of 5040 triangles with six dents pushed
 //!   through the opposite wall.
 //!
@@ -132,6 +134,11 @@ fn bench_garment(c: &mut Criterion, name: &str, mesh: &TriMesh) {
 
 fn bench(c: &mut Criterion) {
     bench_garment(c, "tshirt_8k", &collide_shapes::skinned_tshirt(2600, 880));
+    bench_garment(
+        c,
+        "skirt_5k",
+        &collide_shapes::skinned_garment("skirt", 2600, 880),
+    );
     bench_garment(
         c,
         "dented_tube_5k",

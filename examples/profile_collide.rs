@@ -1,9 +1,10 @@
 //! Runs the self-collision analysis + gradient of a benchmark garment in a
 //! loop and prints the mean time of each phase, for profiling and for
 //! back-to-back comparisons:
-//! `RAYON_NUM_THREADS=1 target/release/examples/profile_collide [ITERATIONS] [tube|tshirt]`
+//! `RAYON_NUM_THREADS=1 target/release/examples/profile_collide [ITERATIONS] [tube|tshirt|skirt]`
 //! (`tube`: the dented tube of the benchmark; `tshirt`: the T-shirt skinned
-//! along CMU 01_03 at frame 880).
+//! along CMU 01_03 at frame 880; `skirt`: the skirt at resolution 2600,
+//! 5472 triangles, skinned the same way).
 
 #[path = "../tests/collide_shapes/mod.rs"]
 mod collide_shapes;
@@ -17,7 +18,8 @@ fn main() {
     let mesh = match shape.as_str() {
         "tube" => collide_shapes::dented_tube(72, 35, 6, 0.4),
         "tshirt" => collide_shapes::skinned_tshirt(2600, 880),
-        other => panic!("unknown shape {other:?} (tube or tshirt)"),
+        "skirt" => collide_shapes::skinned_garment("skirt", 2600, 880),
+        other => panic!("unknown shape {other:?} (tube, tshirt or skirt)"),
     };
     let analysis = SelfCollision::new(&mesh, &LoopClosure::All).unwrap();
     let started = std::time::Instant::now();

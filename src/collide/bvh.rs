@@ -95,7 +95,8 @@ pub struct Bvh {
     items: Vec<u32>,
     /// Number of boxes under each node (for the parallel grain).
     sizes: Vec<u32>,
-    /// The boxes, by their original index.
+    /// The boxes in leaf order (`boxes[k]` is box `items[k]`), so that a
+    /// leaf's boxes are contiguous in memory.
     boxes: Vec<Aabb>,
 }
 
@@ -114,14 +115,15 @@ impl Bvh {
             nodes: Vec::with_capacity(4 * boxes.len() / LEAF_SIZE + 1),
             items: (0..boxes.len() as u32).collect(),
             sizes: Vec::with_capacity(4 * boxes.len() / LEAF_SIZE + 1),
-            boxes: boxes.to_vec(),
+            boxes: Vec::new(),
         };
         if boxes.is_empty() {
             return bvh;
         }
         let centres: Vec<Vec3> = boxes.iter().map(Aabb::centre).collect();
         bvh.push_node();
-        bvh.split(0, 0, boxes.len(), &centres);
+        bvh.split(0, 0, boxes.len(), boxes, &centres);
+        bvh.boxes = bvh.items.iter().map(|&i| boxes[i as usize]).collect();
         bvh
     }
 
@@ -135,9 +137,8 @@ impl Bvh {
         self.nodes.len() - 1
     }
 
-    fn split(&mut self, node: usize, start: usize, end: usize, centres: &[Vec3]) {
+    fn split(&mut self, node: usize, start: usize, end: usize, boxes: &[Aabb], centres: &[Vec3]) {
         let items = &mut self.items[start..end];
-        let boxes = &self.boxes;
         let aabb = items
             .iter()
             .fold(Aabb::empty(), |b, &i| b.union(&boxes[i as usize]));
@@ -163,22 +164,24 @@ impl Bvh {
             first: left as u32,
             count: 0,
         };
-        self.split(left, start, start + mid, centres);
-        self.split(left + 1, start + mid, end, centres);
+        self.split(left, start, start + mid, boxes, centres);
+        self.split(left + 1, start + mid, end, boxes, centres);
     }
 
     /// Recomputes every node box for moved `boxes` (same count), keeping the
     /// tree: cheap, but the tree degrades when the motion is large.
     pub fn refit(&mut self, boxes: &[Aabb]) {
         assert_eq!(boxes.len(), self.items.len(), "refit: box count changed");
-        self.boxes.copy_from_slice(boxes);
+        for (leaf_box, &i) in self.boxes.iter_mut().zip(&self.items) {
+            *leaf_box = boxes[i as usize];
+        }
         // Children always come after their parent: refit in reverse order.
         for n in (0..self.nodes.len()).rev() {
             let node = self.nodes[n];
             self.nodes[n].aabb = if node.count > 0 {
-                self.leaf_items(&node)
+                self.leaf_boxes(&node)
                     .iter()
-                    .fold(Aabb::empty(), |b, &i| b.union(&boxes[i as usize]))
+                    .fold(Aabb::empty(), |b, leaf_box| b.union(leaf_box))
             } else {
                 let c = node.first as usize;
                 self.nodes[c].aabb.union(&self.nodes[c + 1].aabb)
@@ -305,16 +308,19 @@ impl Bvh {
         &self.items[node.first as usize..(node.first + node.count) as usize]
     }
 
+    fn leaf_boxes(&self, node: &Node) -> &[Aabb] {
+        &self.boxes[node.first as usize..(node.first + node.count) as usize]
+    }
+
     /// Overlapping pairs inside subtree `n`.
     fn within(&self, n: usize, visit: &mut impl FnMut(u32, u32)) {
         let node = self.nodes[n];
         if node.count > 0 {
-            let items = self.leaf_items(&node);
-            for (k, &i) in items.iter().enumerate() {
-                let bi = &self.boxes[i as usize];
-                for &j in &items[k + 1..] {
-                    if bi.overlaps(&self.boxes[j as usize]) {
-                        visit(i, j);
+            let (items, boxes) = (self.leaf_items(&node), self.leaf_boxes(&node));
+            for k in 0..items.len() {
+                for l in k + 1..items.len() {
+                    if boxes[k].overlaps(&boxes[l]) {
+                        visit(items[k], items[l]);
                     }
                 }
             }
@@ -334,13 +340,13 @@ impl Bvh {
             return;
         }
         if a.count > 0 && b.count > 0 {
-            for &i in self.leaf_items(a) {
-                let bi = &self.boxes[i as usize];
+            let (items_b, boxes_b) = (self.leaf_items(b), self.leaf_boxes(b));
+            for (&i, bi) in self.leaf_items(a).iter().zip(self.leaf_boxes(a)) {
                 if !bi.overlaps(&b.aabb) {
                     continue;
                 }
-                for &j in self.leaf_items(b) {
-                    if bi.overlaps(&self.boxes[j as usize]) {
+                for (&j, bj) in items_b.iter().zip(boxes_b) {
+                    if bi.overlaps(bj) {
                         visit(i, j);
                     }
                 }

@@ -3,10 +3,11 @@
 //! positions) and a fan of cap triangles oriented opposite to the garment face
 //! on each boundary edge, so the closed surface is consistently oriented.
 //!
-//! The closed mesh also carries the edge adjacency ([`Topology`]) the
-//! analysis needs.
+//! The closed mesh also carries the edge adjacency ([`Topology`]) and the
+//! vertex fans ([`VertexFans`]) the analysis needs.
 
 use super::config::LoopClosure;
+use super::fans::VertexFans;
 use crate::mesh::{Topology, TriMesh};
 use crate::{Error, Result, Vec3};
 
@@ -20,6 +21,7 @@ pub struct ClosedMesh {
     faces: Vec<[usize; 3]>,
     caps: Vec<Vec<usize>>,
     topology: Topology,
+    fans: VertexFans,
 }
 
 impl ClosedMesh {
@@ -70,6 +72,7 @@ impl ClosedMesh {
         Ok(ClosedMesh {
             num_garment_vertices: n,
             num_garment_faces: mesh.num_faces(),
+            fans: VertexFans::new(n + caps.len(), &faces),
             faces,
             caps,
             topology: Topology::new(&connectivity),
@@ -104,6 +107,12 @@ impl ClosedMesh {
     /// Connectivity of the closed surface.
     pub fn topology(&self) -> &Topology {
         &self.topology
+    }
+
+    /// The face fan around every vertex (for the neighbour-pair shortcut of
+    /// the intersection search).
+    pub fn fans(&self) -> &VertexFans {
+        &self.fans
     }
 
     /// Faces holding edge `e` (two on a closed manifold).

@@ -6,6 +6,7 @@ use std::sync::Mutex;
 use rayon::prelude::*;
 
 use super::bvh::{Aabb, Bvh};
+use super::fans::VertexFans;
 use super::points::PointSet;
 use super::predicates::PlaneFilter;
 use super::tri_tri::{PairCrossing, pair_crossing, pair_crossing_on_planes};
@@ -41,8 +42,23 @@ pub fn share_edge(a: &[usize; 3], b: &[usize; 3]) -> bool {
 /// Number of vertices of `a` that are also vertices of `b`.
 #[inline]
 pub fn shared_vertices(a: &[usize; 3], b: &[usize; 3]) -> usize {
+    common_vertices(a, b).0
+}
+
+/// Number of vertices of `a` that are also vertices of `b`, and one of them
+/// (the last; meaningless when there is none).
+#[inline]
+fn common_vertices(a: &[usize; 3], b: &[usize; 3]) -> (usize, usize) {
     let has = |v: usize| (v == b[0]) | (v == b[1]) | (v == b[2]);
-    has(a[0]) as usize + has(a[1]) as usize + has(a[2]) as usize
+    let mut count = 0;
+    let mut last = 0;
+    for &v in a {
+        if has(v) {
+            count += 1;
+            last = v;
+        }
+    }
+    (count, last)
 }
 
 /// How much looser than when it was built a refitted tree may get (the
@@ -100,17 +116,20 @@ impl TreeCache {
 /// Finds every intersecting pair of `faces` over `vertices`, on a new tree.
 pub fn find_intersections(vertices: &[Vec3], faces: &[[usize; 3]]) -> Intersections {
     let boxes = face_boxes(vertices, faces);
-    intersect_overlapping(vertices, faces, &Bvh::build(&boxes))
+    let fans = VertexFans::new(vertices.len(), faces);
+    intersect_overlapping(vertices, faces, &fans, &Bvh::build(&boxes))
 }
 
-/// [`find_intersections`] on the tree of `cache`, refitted (or rebuilt).
+/// [`find_intersections`] with the fans of `faces` prepared by the caller,
+/// on the tree of `cache`, refitted (or rebuilt).
 pub fn find_intersections_cached(
     vertices: &[Vec3],
     faces: &[[usize; 3]],
+    fans: &VertexFans,
     cache: &TreeCache,
 ) -> Intersections {
     let tree = cache.take(&face_boxes(vertices, faces));
-    let found = intersect_overlapping(vertices, faces, &tree.bvh);
+    let found = intersect_overlapping(vertices, faces, fans, &tree.bvh);
     cache.put(tree);
     found
 }
@@ -126,20 +145,31 @@ fn face_boxes(vertices: &[Vec3], faces: &[[usize; 3]]) -> Vec<Aabb> {
 /// `bvh` (built over the boxes of `faces`). It runs inside the tree
 /// traversal (no list of candidate pairs is built); the few intersecting
 /// pairs are then sorted, so the result depends neither on the tree nor on
-/// the thread count.
-fn intersect_overlapping(vertices: &[Vec3], faces: &[[usize; 3]], bvh: &Bvh) -> Intersections {
+/// the thread count. Pairs that share only a vertex whose fan projects
+/// one-to-one are certified disjoint without a test (see [`super::fans`]).
+fn intersect_overlapping(
+    vertices: &[Vec3],
+    faces: &[[usize; 3]],
+    fans: &VertexFans,
+    bvh: &Bvh,
+) -> Intersections {
     let planes: Vec<PlaneFilter> = faces
         .iter()
         .map(|&[p, q, r]| PlaneFilter::new(&vertices[p], &vertices[q], &vertices[r]))
         .collect();
+    let separated = fans.one_to_one(vertices, faces, &planes);
     let (candidates, mut crossings) = bvh.fold_self_overlaps(
         || (0usize, Vec::new()),
         |(candidates, crossings): &mut (usize, Vec<Crossing>), i, j| {
             let (f, g) = (i.min(j) as usize, i.max(j) as usize);
-            if share_edge(&faces[f], &faces[g]) {
+            let (shared, vertex) = common_vertices(&faces[f], &faces[g]);
+            if shared >= 2 {
                 return;
             }
             *candidates += 1;
+            if shared == 1 && separated[vertex] {
+                return;
+            }
             let (face_f, face_g) = ((f, faces[f], &planes[f]), (g, faces[g], &planes[g]));
             match pair_crossing_on_planes(vertices, face_f, face_g) {
                 PairCrossing::None => {}

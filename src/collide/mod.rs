@@ -4,6 +4,7 @@
 pub mod bvh;
 pub mod closure;
 pub mod config;
+pub mod fans;
 pub mod flood_fill;
 pub mod intersections;
 pub mod metric;

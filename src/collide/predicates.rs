@@ -92,6 +92,9 @@ pub fn sorting_parity(quad: [usize; 4]) -> i8 {
 /// near-degenerate quadruples fail the filter either way.
 const ORIENT3D_FILTER: f64 = 2.0 * (7.0 + 56.0 * HALF_ULP) * HALF_ULP;
 const HALF_ULP: f64 = f64::EPSILON / 2.0;
+/// Shewchuk's first-stage error bound for `orient2d`, `(3 + 16ε)ε ·
+/// permanent`, doubled like [`ORIENT3D_FILTER`].
+const ORIENT2D_FILTER: f64 = 2.0 * (3.0 + 16.0 * HALF_ULP) * HALF_ULP;
 
 /// The exact sign (−1, 0 or 1) of [`orient3d`]`(a, b, c, d)`.
 ///
@@ -174,6 +177,28 @@ impl PlaneFilter {
                 zx.abs() + xz.abs(),
                 xy.abs() + yx.abs(),
             ),
+        }
+    }
+
+    /// The rounded normal (q − p) × (r − p), twice the area vector.
+    #[inline]
+    pub fn normal(&self) -> &Vec3 {
+        &self.normal
+    }
+
+    /// The sign of [`orient2d`] of the triangle projected along `axis` (the
+    /// coordinates `(axis + 1) % 3` and `(axis + 2) % 3` kept, in that order),
+    /// which is the normal's `axis` component, when its floating-point value
+    /// certifies it (never 0); `None` otherwise.
+    #[inline]
+    pub fn certified_projected_sign(&self, axis: usize) -> Option<i8> {
+        let (value, bound) = (self.normal[axis], ORIENT2D_FILTER * self.magnitude[axis]);
+        if value > bound {
+            Some(1)
+        } else if -value > bound {
+            Some(-1)
+        } else {
+            None
         }
     }
 
@@ -340,6 +365,29 @@ mod tests {
             if let Some(s) = filter.certified_sign(&d) {
                 assert_eq!(s, sign(orient3d(&q[0], &q[1], &q[2], &d)), "{q:?} {d:?}");
                 certified += 1;
+            }
+        }
+        assert!(certified > 1000, "{certified}");
+    }
+
+    #[test]
+    fn projected_sign_certifies_only_exact_signs() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+        let mut certified = 0;
+        for _ in 0..20_000 {
+            // Near-collinear projections: a corner jittered off the line.
+            let p = Vec3::from_fn(|_, _| [0.0, 0.3, 1.0][rng.random_range(0..3)]);
+            let q = Vec3::from_fn(|_, _| [0.0, 0.7, 1.0][rng.random_range(0..3)]);
+            let r = p + 0.37 * (q - p) + Vec3::from_fn(|_, _| rng.random_range(-1e-15..1e-15));
+            let filter = PlaneFilter::new(&p, &q, &r);
+            for axis in 0..3 {
+                let (x, y) = ((axis + 1) % 3, (axis + 2) % 3);
+                let exact = sign(orient2d([p[x], p[y]], [q[x], q[y]], [r[x], r[y]]));
+                if let Some(s) = filter.certified_projected_sign(axis) {
+                    assert_eq!(s, exact, "{p:?} {q:?} {r:?} axis {axis}");
+                    certified += 1;
+                }
             }
         }
         assert!(certified > 1000, "{certified}");

@@ -141,7 +141,7 @@ impl SelfCollision {
         }
         let vertices = self.closed.vertices(positions);
         let faces = self.closed.faces();
-        let hits = find_intersections_cached(&vertices, faces, &self.tree);
+        let hits = find_intersections_cached(&vertices, faces, self.closed.fans(), &self.tree);
         let t_hits = start.elapsed().as_secs_f64();
 
         let paths = link_paths(&hits.segments, &hits.points);

@@ -244,20 +244,26 @@ pub fn dented_tube(nu: usize, nv: usize, dents: usize, depth: f64) -> TriMesh {
 }
 
 /// The real-garment benchmark: the built-in T-shirt at `resolution` (2600
-/// gives about 5k triangles) linearly blend skinned along the embedded CMU
+/// gives 8120 triangles) linearly blend skinned along the embedded CMU
 /// clip 01_03 at `frame` (frame 880 folds it through itself in more than a
 /// hundred face pairs). Needs only the repository's `data/`.
 pub fn skinned_tshirt(resolution: usize, frame: usize) -> TriMesh {
+    skinned_garment("tshirt", resolution, frame)
+}
+
+/// The built-in `name` garment at `resolution`, linearly blend skinned along
+/// CMU 01_03 at `frame`.
+pub fn skinned_garment(name: &str, resolution: usize, frame: usize) -> TriMesh {
     use senc::body::Body;
     use senc::garment::{Garment, GarmentConfig};
     use senc::motion::Motion;
     let body = Body::makehuman().expect("built-in body");
     let config = GarmentConfig {
-        name_or_path: "tshirt".into(),
+        name_or_path: name.into(),
         resolution,
         ..GarmentConfig::default()
     };
-    let garment = Garment::from_config(&config, &body).expect("built-in T-shirt");
+    let garment = Garment::from_config(&config, &body).expect("built-in garment");
     let motion = Motion::builtin("01_03", &body).expect("built-in motion 01_03");
     garment
         .rest
