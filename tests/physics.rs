@@ -479,6 +479,98 @@ fn solver_converges_from_a_badly_strained_start() {
     assert!(mean < 0.05, "mean edge strain {mean}");
 }
 
+/// A closed prism: the counter-clockwise polygon `outline` (x, y) extruded
+/// over z ∈ [−depth, depth], faces outwards.
+fn prism(outline: &[[f64; 2]], depth: f64) -> TriMesh {
+    let n = outline.len();
+    let mut positions = Vec::new();
+    for z in [-depth, depth] {
+        positions.extend(outline.iter().map(|&[x, y]| Vec3::new(x, y, z)));
+    }
+    let mut faces = Vec::new();
+    for i in 0..n {
+        let j = (i + 1) % n;
+        faces.push([i, j, n + j]);
+        faces.push([i, n + j, n + i]);
+    }
+    // Caps by ear clipping of the (simple) outline.
+    let mut left: Vec<usize> = (0..n).collect();
+    while left.len() > 3 {
+        let k = (0..left.len())
+            .find(|&k| {
+                let [a, b, c] = [k, k + 1, k + 2].map(|m| outline[left[m % left.len()]]);
+                let turn = (b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0]);
+                turn > 0.0
+                    && left.iter().all(|&v| {
+                        let p = outline[v];
+                        let side = |u: [f64; 2], w: [f64; 2]| {
+                            (w[0] - u[0]) * (p[1] - u[1]) - (w[1] - u[1]) * (p[0] - u[0])
+                        };
+                        [a, b, c].contains(&p) || side(a, b) <= 0.0 || side(b, c) <= 0.0 || side(c, a) <= 0.0
+                    })
+            })
+            .expect("a simple polygon has an ear");
+        let [a, b, c] = [k, k + 1, k + 2].map(|m| left[m % left.len()]);
+        faces.push([n + a, n + b, n + c]);
+        faces.push([c, b, a]);
+        left.remove((k + 1) % left.len());
+    }
+    faces.push([n + left[0], n + left[1], n + left[2]]);
+    faces.push([left[2], left[1], left[0]]);
+    TriMesh { positions, faces }
+}
+
+#[test]
+fn contact_passes_keep_cloth_out_of_a_concave_body() {
+    // An L-shaped body: a floor (y < 0) and a wall (x > 0, y > 0). A small
+    // cloth triangle resting on the floor 2 cm from the wall slides into it
+    // at 1.2 m/s (4 cm per frame). Its vertices are matched at x_t to the
+    // floor, whose half-space they keep: without contact passes the leading
+    // vertex ends inside the wall.
+    let body_mesh = prism(
+        &[[-1.0, -1.0], [1.0, -1.0], [1.0, 1.0], [0.0, 1.0], [0.0, 0.0], [-1.0, 0.0]],
+        1.0,
+    );
+    let body = BodyQuery::new(&body_mesh).unwrap();
+    assert!(body.signed_distance(&Vec3::new(0.5, 0.5, 0.0)) < 0.0);
+    assert!(body.signed_distance(&Vec3::new(-0.5, 0.5, 0.0)) > 0.0);
+    let rest = TriMesh {
+        positions: vec![
+            Vec3::new(-0.02, 0.003, 0.0),
+            Vec3::new(-0.06, 0.003, -0.02),
+            Vec3::new(-0.06, 0.003, 0.02),
+        ],
+        faces: vec![[0, 2, 1]],
+    };
+    let deepest = |passes: usize| {
+        let mut config = PhysicsConfig::default();
+        config.solver.contact_passes = passes;
+        let cloth = Cloth::new(&rest, &config).unwrap();
+        let solver = ReferenceSolver::new(&cloth, &[]).unwrap();
+        let mut state = ClothState::at_rest(rest.positions.clone());
+        state.velocities = vec![Vec3::new(1.2, 0.0, 0.0); 3];
+        let motion = BodyMotion {
+            next: &body,
+            prev_positions: &body_mesh.positions,
+        };
+        let report = solver
+            .step(&mut state, 1.0 / 30.0, Some(motion), &rest.positions)
+            .unwrap();
+        let depth = state
+            .positions
+            .iter()
+            .map(|p| body.signed_distance(p))
+            .fold(f64::INFINITY, f64::min);
+        (depth, report.added_contacts)
+    };
+    let (without, added) = deepest(0);
+    assert_eq!(added, 0);
+    assert!(without < -0.005, "deepest vertex without passes: {without} m");
+    let (with, added) = deepest(3);
+    assert!(added >= 1, "no contact added");
+    assert!(with > -1e-3, "deepest vertex with passes: {with} m");
+}
+
 /// The T-shirt template with skinning weights copied from the nearest body vertex.
 fn tshirt_rig(body: &senc::body::Body) -> (TriMesh, Vec<usize>, senc::body::SkinWeights) {
     let base = senc::mesh::obj::read_obj_str(senc::data::BASE_OBJ, "base.obj").unwrap();

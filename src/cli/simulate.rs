@@ -35,7 +35,7 @@ pub struct Args {
 }
 
 /// Per-frame CSV columns after the frame index.
-const CSV_HEADER: &str = "frame,iterations,converged,residual,seconds,penetration_percent,mean_edge_strain,max_edge_strain,stretch_default,bend_default,c_metric";
+const CSV_HEADER: &str = "frame,iterations,added_contacts,converged,residual,seconds,penetration_percent,mean_edge_strain,max_edge_strain,stretch_default,bend_default,c_metric";
 
 pub fn run(args: Args) -> senc::Result<()> {
     let config = RunConfig::read(&args.config)?;
@@ -94,9 +94,10 @@ pub fn run(args: Args) -> senc::Result<()> {
         }
         let terms: Vec<String> = r.terms.iter().map(|t| format!("{:.6e}", t.value)).collect();
         csv.push_str(&format!(
-            "{},{},{},{:.3e},{:.4},{:.3},{:.5},{:.5},{:.6e},{:.6e},{:.6e},{}\n",
+            "{},{},{},{},{:.3e},{:.4},{:.3},{:.5},{:.5},{:.6e},{:.6e},{:.6e},{}\n",
             frame.index,
             r.iterations,
+            r.added_contacts,
             r.converged,
             r.residual,
             r.seconds,
@@ -117,9 +118,14 @@ pub fn run(args: Args) -> senc::Result<()> {
         print_line(
             &bar,
             format!(
-                "frame {:5}: {:4} it{} {:.2}s | {} | pen {:.2}% strain {:.2}% C {:.4}",
+                "frame {:5}: {:4} it{}{} {:.2}s | {} | pen {:.2}% strain {:.2}% C {:.4}",
                 frame.index,
                 r.iterations,
+                if r.added_contacts > 0 {
+                    format!(" +{} contacts", r.added_contacts)
+                } else {
+                    String::new()
+                },
                 if r.converged { "" } else { " (not converged)" },
                 r.seconds,
                 terms_text.join(", "),

@@ -159,6 +159,12 @@ impl<'a> Step<'a> {
         &self.contacts
     }
 
+    /// Adds correspondences to the body-collision term (each one more
+    /// half-space penalty for its vertex); friction keeps those of x_t.
+    pub fn add_contacts(&mut self, extra: impl IntoIterator<Item = BodyContact>) {
+        self.contacts.extend(extra);
+    }
+
     /// The incremental potential of the step: inertia, stretch, bend,
     /// gravity, external force, body collision and friction. More terms
     /// (the self-collision volume) are added by the caller with

@@ -19,12 +19,22 @@
 //! ‖∇E‖ / ‖m·g‖ over the free vertices (the net force on the cloth compared
 //! with its weight) falls below `tolerance` (default 1e-3), or after
 //! `max_iterations`.
+//!
+//! **Contact passes.** The body term pairs each vertex with the body face
+//! closest to x_t (DESIGN §3), a half-space that is exact on convex parts of
+//! the body but not in concave ones: a collar vertex matched to the neck can
+//! end inside the chin, a sleeve vertex matched to the arm inside the chest.
+//! After a minimisation, every free vertex inside the body gets the face
+//! closest to its new position as a second contact and the step is
+//! minimised again from there, at most `contact_passes` times (each pass
+//! keeps the term smooth: its contacts are fixed while it runs).
 
 use std::collections::VecDeque;
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
+use super::body_collision::contacts_inside;
 use super::cloth::{BodyMotion, Cloth, Step};
 use super::energy::{Energy, EnergySum, Evaluation, TermValue};
 use super::feasible::max_step_keeping_area;
@@ -46,6 +56,10 @@ pub struct SolverConfig {
     /// `self_collision` section (if its weight is > 0) to every step
     /// (opt-in: it costs one intersection analysis per energy evaluation).
     pub self_collision: bool,
+    /// Extra minimisations per step with the contacts of vertices that
+    /// ended inside the body (see the module docs; 0 = one correspondence
+    /// per vertex, as in training). All passes share `max_iterations`.
+    pub contact_passes: usize,
 }
 
 impl Default for SolverConfig {
@@ -56,6 +70,7 @@ impl Default for SolverConfig {
             history: 10,
             settle_dt: 1.0 / 3.0,
             self_collision: false,
+            contact_passes: 3,
         }
     }
 }
@@ -274,7 +289,10 @@ impl ClothState {
 /// What one simulated step did.
 #[derive(Clone, Debug)]
 pub struct StepReport {
+    /// Iterations over all passes.
     pub iterations: usize,
+    /// Contacts added for vertices that ended inside the body.
+    pub added_contacts: usize,
     pub converged: bool,
     pub residual: f64,
     /// Value of every energy term at the new positions.
@@ -365,7 +383,7 @@ impl<'a> ReferenceSolver<'a> {
                 pin_targets.len()
             )));
         }
-        let step = Step::new(self.cloth, &state.positions, &state.velocities, dt, body)?;
+        let mut step = Step::new(self.cloth, &state.positions, &state.velocities, dt, body)?;
         let mut x: Vec<Vec3> = step
             .inertial_target()
             .iter()
@@ -387,11 +405,33 @@ impl<'a> ReferenceSolver<'a> {
             force_scale: self.weight_norm,
             faces: &self.cloth.rest().faces,
         };
-        let mut energy = step.energies();
-        for term in &self.extra_terms {
-            energy.push(term);
-        }
-        let solve = minimize(&energy, &mut x, &problem, &self.cloth.config().solver)?;
+        let config = &self.cloth.config().solver;
+        let (mut iterations, mut added_contacts, mut passes) = (0, 0, 0);
+        let solve = loop {
+            let mut energy = step.energies();
+            for term in &self.extra_terms {
+                energy.push(term);
+            }
+            // All passes share one iteration budget.
+            let budget = SolverConfig {
+                max_iterations: config.max_iterations - iterations,
+                ..*config
+            };
+            let solve = minimize(&energy, &mut x, &problem, &budget)?;
+            drop(energy);
+            iterations += solve.iterations;
+            let more = passes < config.contact_passes && iterations < config.max_iterations;
+            let Some(body) = body.filter(|_| more) else {
+                break solve;
+            };
+            let extra = contacts_inside(&x, &self.free, body.next, step.contacts());
+            if extra.is_empty() {
+                break solve;
+            }
+            added_contacts += extra.len();
+            step.add_contacts(extra);
+            passes += 1;
+        };
         if let Some(v) = x.iter().position(|p| !p.iter().all(|c| c.is_finite())) {
             return Err(Error::invalid(format!(
                 "solver produced a non-finite position at vertex {v}"
@@ -404,7 +444,8 @@ impl<'a> ReferenceSolver<'a> {
             .collect();
         state.positions = x;
         Ok(StepReport {
-            iterations: solve.iterations,
+            iterations,
+            added_contacts,
             converged: solve.converged,
             residual: solve.residual,
             terms: solve.evaluation.terms,
