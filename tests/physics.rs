@@ -506,7 +506,10 @@ fn prism(outline: &[[f64; 2]], depth: f64) -> TriMesh {
                         let side = |u: [f64; 2], w: [f64; 2]| {
                             (w[0] - u[0]) * (p[1] - u[1]) - (w[1] - u[1]) * (p[0] - u[0])
                         };
-                        [a, b, c].contains(&p) || side(a, b) <= 0.0 || side(b, c) <= 0.0 || side(c, a) <= 0.0
+                        [a, b, c].contains(&p)
+                            || side(a, b) <= 0.0
+                            || side(b, c) <= 0.0
+                            || side(c, a) <= 0.0
                     })
             })
             .expect("a simple polygon has an ear");
@@ -528,7 +531,14 @@ fn contact_passes_keep_cloth_out_of_a_concave_body() {
     // floor, whose half-space they keep: without contact passes the leading
     // vertex ends inside the wall.
     let body_mesh = prism(
-        &[[-1.0, -1.0], [1.0, -1.0], [1.0, 1.0], [0.0, 1.0], [0.0, 0.0], [-1.0, 0.0]],
+        &[
+            [-1.0, -1.0],
+            [1.0, -1.0],
+            [1.0, 1.0],
+            [0.0, 1.0],
+            [0.0, 0.0],
+            [-1.0, 0.0],
+        ],
         1.0,
     );
     let body = BodyQuery::new(&body_mesh).unwrap();
@@ -565,7 +575,10 @@ fn contact_passes_keep_cloth_out_of_a_concave_body() {
     };
     let (without, added) = deepest(0);
     assert_eq!(added, 0);
-    assert!(without < -0.005, "deepest vertex without passes: {without} m");
+    assert!(
+        without < -0.005,
+        "deepest vertex without passes: {without} m"
+    );
     let (with, added) = deepest(3);
     assert!(added >= 1, "no contact added");
     assert!(with > -1e-3, "deepest vertex with passes: {with} m");
