@@ -53,12 +53,18 @@ pub fn run(args: Args) -> senc::Result<()> {
         progress: true,
     };
     let summary = train(&config, &options)?;
+    let resumed = if summary.start_update > 0 {
+        format!(" (resumed at {})", summary.start_update)
+    } else {
+        String::new()
+    };
+    let new_updates = summary.updates - summary.start_update;
     println!(
-        "trained {} updates on {} samples in {:.1} s ({:.2} updates/s), {} skipped, recent loss {:.4e}; checkpoint {}",
+        "trained {} updates{resumed} on {} samples; {new_updates} updates in {:.1} s ({:.2} updates/s), {} skipped, recent loss {:.4e}; checkpoint {}",
         summary.updates,
         summary.samples,
         summary.seconds,
-        summary.updates as f64 / summary.seconds.max(1e-9),
+        new_updates as f64 / summary.seconds.max(1e-9),
         summary.skipped,
         summary.recent_loss,
         checkpoint_dir(&out).display()

@@ -53,7 +53,10 @@ pub struct TrainOptions {
 /// What a training run did.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct TrainSummary {
+    /// Updates done in total (including those before a resume).
     pub updates: u64,
+    /// The update count this invocation started from (0 unless resumed).
+    pub start_update: u64,
     pub samples: u64,
     /// Updates skipped because the loss or its gradient was not finite.
     pub skipped: u64,
@@ -116,6 +119,7 @@ pub fn train(config: &RunConfig, options: &TrainOptions) -> Result<TrainSummary>
     let bar = progress_bar(options.progress, tc.steps, trainer.updates);
     let mut recent = std::collections::VecDeque::with_capacity(100);
     let mut last_checkpoint = trainer.updates;
+    let start_update = trainer.updates;
     let validator = match &tc.validation {
         Some(v) => Some(Validator::new(
             v,
@@ -188,6 +192,7 @@ pub fn train(config: &RunConfig, options: &TrainOptions) -> Result<TrainSummary>
     bar.finish_and_clear();
     Ok(TrainSummary {
         updates: trainer.updates,
+        start_update,
         samples,
         skipped,
         recent_loss: recent.iter().sum::<f64>() / recent.len().max(1) as f64,
