@@ -1,11 +1,14 @@
 //! Fuzzes the self-collision analysis: arbitrary small meshes (positions from
 //! a small coordinate set, so coplanar, collinear and coincident
 //! configurations are common) must never panic, and everything returned
-//! must be finite.
+//! must be finite, and the broad + narrow phase (with its neighbour
+//! shortcut, `collide::fans`) must find exactly the segments of the
+//! brute-force exact check.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use senc::Vec3;
+use senc::collide::intersections::{find_intersections, find_intersections_brute_force};
 use senc::collide::{LoopClosure, LossKind, SelfCollision};
 use senc::mesh::TriMesh;
 
@@ -40,6 +43,16 @@ fuzz_target!(|data: &[u8]| {
     let mesh = TriMesh { positions, faces };
     for closure in [LoopClosure::None, LoopClosure::All] {
         let Ok(analysis) = SelfCollision::new(&mesh, &closure) else { continue };
+        let closed = analysis.closed_mesh();
+        let vertices = closed.vertices(&mesh.positions);
+        let fast = find_intersections(&vertices, closed.faces());
+        let brute = find_intersections_brute_force(&vertices, closed.faces());
+        assert_eq!(fast.segments.len(), brute.segments.len());
+        for (a, b) in fast.segments.iter().zip(&brute.segments) {
+            assert_eq!(a.faces, b.faces);
+            assert_eq!(a.ends.map(|p| fast.points.key(p)), b.ends.map(|p| brute.points.key(p)));
+        }
+        assert_eq!(fast.inconsistent_pairs, brute.inconsistent_pairs);
         for loss in [LossKind::Volume, LossKind::Area, LossKind::ContourLength] {
             let r = analysis.evaluate(&mesh.positions, loss, 1.0).unwrap();
             assert!(r.loss.is_finite() && r.c_metric.is_finite());
