@@ -278,16 +278,9 @@ mod tests {
     #[test]
     fn fans_of_a_closed_mesh_follow_its_faces() {
         // Octahedron: every vertex has a closed fan of four.
-        let faces = [
-            [0, 2, 4],
-            [2, 1, 4],
-            [1, 3, 4],
-            [3, 0, 4],
-            [2, 0, 5],
-            [1, 2, 5],
-            [3, 1, 5],
-            [0, 3, 5],
-        ];
+        let octahedron = crate::physics::shapes::sphere(1.0, 0);
+        let faces = octahedron.faces.clone();
+        assert_eq!(faces.len(), 8);
         let fans = VertexFans::new(6, &faces);
         for v in 0..6 {
             let ring: Vec<usize> = fans.ring(v).collect();
@@ -300,16 +293,11 @@ mod tests {
                 assert!(wedge_face, "vertex {v}: ({v}, {a}, {b}) is not a face");
             }
         }
-        let octahedron = [
-            Vec3::new(1.0, 0.0, 0.0),
-            Vec3::new(-1.0, 0.0, 0.0),
-            Vec3::new(0.0, 1.0, 0.0),
-            Vec3::new(0.0, -1.0, 0.0),
-            Vec3::new(0.0, 0.0, 1.0),
-            Vec3::new(0.0, 0.0, -1.0),
-        ];
-        let planes = planes(&octahedron, &faces);
-        assert_eq!(fans.one_to_one(&octahedron, &faces, &planes), vec![true; 6]);
+        let planes = planes(&octahedron.positions, &faces);
+        assert_eq!(
+            fans.one_to_one(&octahedron.positions, &faces, &planes),
+            vec![true; 6]
+        );
         // An open fan (one face removed) has no closed ring at its vertices.
         let open = VertexFans::new(6, &faces[1..]);
         for v in [0, 2, 4] {
