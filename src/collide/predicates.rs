@@ -130,12 +130,8 @@ fn filtered_sign(e1: &Vec3, e2: &Vec3, w: &Vec3) -> Option<i8> {
     let permanent = w.x.abs() * (yz.abs() + zy.abs())
         + w.y.abs() * (zx.abs() + xz.abs())
         + w.z.abs() * (xy.abs() + yx.abs());
-    let bound = ORIENT3D_FILTER * permanent;
-    if det > bound {
-        return Some(1);
-    }
-    if -det > bound {
-        return Some(-1);
+    if let Some(s) = certified(det, ORIENT3D_FILTER * permanent) {
+        return Some(s);
     }
     let zero_product = |p: f64, q: f64| p == 0.0 || q == 0.0;
     let term_zero = |wi: f64, (p, q): (f64, f64), (r, s): (f64, f64)| {
@@ -192,14 +188,7 @@ impl PlaneFilter {
     /// certifies it (never 0); `None` otherwise.
     #[inline]
     pub fn certified_projected_sign(&self, axis: usize) -> Option<i8> {
-        let (value, bound) = (self.normal[axis], ORIENT2D_FILTER * self.magnitude[axis]);
-        if value > bound {
-            Some(1)
-        } else if -value > bound {
-            Some(-1)
-        } else {
-            None
-        }
+        certified(self.normal[axis], ORIENT2D_FILTER * self.magnitude[axis])
     }
 
     /// The sign of `orient3d(p, q, r, d)` when the floating-point value
@@ -211,18 +200,25 @@ impl PlaneFilter {
         let permanent = w.x.abs() * self.magnitude.x
             + w.y.abs() * self.magnitude.y
             + w.z.abs() * self.magnitude.z;
-        let bound = ORIENT3D_FILTER * permanent;
-        if det > bound {
-            Some(1)
-        } else if -det > bound {
-            Some(-1)
-        } else {
-            None
-        }
+        certified(det, ORIENT3D_FILTER * permanent)
     }
 }
 
-fn sign(x: f64) -> i8 {
+/// The sign of a rounded determinant `value` whose error is at most
+/// `bound`, when the bound certifies it (never 0); `None` otherwise.
+#[inline]
+fn certified(value: f64, bound: f64) -> Option<i8> {
+    if value > bound {
+        Some(1)
+    } else if -value > bound {
+        Some(-1)
+    } else {
+        None
+    }
+}
+
+/// The sign of `x` as −1, 0 or 1.
+pub(crate) fn sign(x: f64) -> i8 {
     if x > 0.0 {
         1
     } else if x < 0.0 {
