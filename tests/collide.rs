@@ -337,9 +337,11 @@ fn intersecting_pairs_equal_brute_force() {
     }
 }
 
-/// The neighbour shortcut (pairs sharing one vertex whose fan projects
-/// one-to-one are skipped, see `collide::fans`) against the brute-force
-/// check on a real garment, smooth and jittered until many fans fold.
+/// The two shortcuts of the search (pairs sharing one vertex whose fan
+/// projects one-to-one are skipped, see `collide::fans`; subtrees whose
+/// faces project one-to-one are not descended into, see `collide::patches`)
+/// against the brute-force check on a real garment, smooth and jittered
+/// until most fans fold.
 #[test]
 fn neighbour_shortcut_agrees_with_brute_force_on_a_garment() {
     use senc::collide::predicates::PlaneFilter;
@@ -373,6 +375,13 @@ fn neighbour_shortcut_agrees_with_brute_force_on_a_garment() {
             assert!(certified > n * 9 / 10, "{certified} of {n} fans certified");
         } else if amp >= 0.03 {
             assert!(certified < n / 2, "{certified} of {n} fans certified");
+        }
+        let patch_faces = find_intersections(&mesh.positions, faces).certified_patch_faces;
+        if amp == 0.0 {
+            assert!(
+                patch_faces > faces.len() / 2,
+                "{patch_faces} faces in certified patches"
+            );
         }
         let fast = segment_keys(&mesh, false);
         assert!(!fast.is_empty(), "amp {amp}: no intersections");
@@ -448,9 +457,7 @@ fn refitted_tree_gives_the_results_of_a_new_tree() {
         assert_eq!(refitted.regions, fresh.regions, "amp {amp}");
         assert_eq!(refitted.loss, fresh.loss, "amp {amp}");
         assert_eq!(refitted.grad, fresh.grad, "amp {amp}");
-        assert_eq!(
-            refitted.diagnostics.candidate_pairs,
-            fresh.diagnostics.candidate_pairs
-        );
+        // (How many pairs reach the narrow phase depends on the tree: whole
+        // subtrees are certified or not.)
     }
 }

@@ -72,6 +72,7 @@ fn to_json(r: &SelfCollisionReport) -> serde_json::Value {
         "C": r.c_metric,
         "seconds": r.diagnostics.seconds_total,
         "candidate_pairs": r.diagnostics.candidate_pairs,
+        "certified_patch_faces": r.diagnostics.certified_patch_faces,
         "inconsistent_pairs": r.diagnostics.inconsistent_pairs,
     })
 }

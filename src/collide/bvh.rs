@@ -4,6 +4,8 @@
 //! Boxes are the exact min/max of the corner coordinates and overlap is
 //! tested with `<=`, so no intersecting pair is ever missed by rounding.
 
+use std::ops::Range;
+
 use rayon::prelude::*;
 
 use crate::Vec3;
@@ -95,6 +97,11 @@ pub struct Bvh {
     items: Vec<u32>,
     /// Number of boxes under each node (for the parallel grain).
     sizes: Vec<u32>,
+    /// Where each node's boxes start in `items`: node n holds
+    /// `items[starts[n]..starts[n] + sizes[n]]`.
+    starts: Vec<u32>,
+    /// The inverse of `items`: `ranks[i]` is where box i sits in leaf order.
+    ranks: Vec<u32>,
     /// The boxes in leaf order (`boxes[k]` is box `items[k]`), so that a
     /// leaf's boxes are contiguous in memory.
     boxes: Vec<Aabb>,
@@ -115,6 +122,8 @@ impl Bvh {
             nodes: Vec::with_capacity(4 * boxes.len() / LEAF_SIZE + 1),
             items: (0..boxes.len() as u32).collect(),
             sizes: Vec::with_capacity(4 * boxes.len() / LEAF_SIZE + 1),
+            starts: Vec::with_capacity(4 * boxes.len() / LEAF_SIZE + 1),
+            ranks: Vec::new(),
             boxes: Vec::new(),
         };
         if boxes.is_empty() {
@@ -124,6 +133,10 @@ impl Bvh {
         bvh.push_node();
         bvh.split(0, 0, boxes.len(), boxes, &centres);
         bvh.boxes = bvh.items.iter().map(|&i| boxes[i as usize]).collect();
+        bvh.ranks = vec![0; boxes.len()];
+        for (rank, &i) in bvh.items.iter().enumerate() {
+            bvh.ranks[i as usize] = rank as u32;
+        }
         bvh
     }
 
@@ -134,6 +147,7 @@ impl Bvh {
             count: 0,
         });
         self.sizes.push(0);
+        self.starts.push(0);
         self.nodes.len() - 1
     }
 
@@ -143,6 +157,7 @@ impl Bvh {
             .iter()
             .fold(Aabb::empty(), |b, &i| b.union(&boxes[i as usize]));
         self.sizes[node] = (end - start) as u32;
+        self.starts[node] = start as u32;
         if end - start <= LEAF_SIZE {
             self.nodes[node] = Node {
                 aabb,
@@ -216,6 +231,23 @@ impl Bvh {
         self.boxes.is_empty()
     }
 
+    /// The box indices in leaf order: every subtree holds a contiguous
+    /// range of it (the ranges [`Bvh::fold_self_overlaps`] asks about).
+    pub fn order(&self) -> &[u32] {
+        &self.items
+    }
+
+    /// The inverse of [`Bvh::order`]: where each box sits in it.
+    pub fn ranks(&self) -> &[u32] {
+        &self.ranks
+    }
+
+    /// The leaf-order range of the boxes under node `n`.
+    fn range(&self, n: usize) -> Range<usize> {
+        let start = self.starts[n] as usize;
+        start..start + self.sizes[n] as usize
+    }
+
     /// All pairs `[i, j]`, `i < j`, of boxes that overlap and pass `keep`,
     /// ascending.
     pub fn self_overlaps<F>(&self, keep: F) -> Vec<[u32; 2]>
@@ -223,6 +255,7 @@ impl Bvh {
         F: Fn(u32, u32) -> bool + Sync,
     {
         let mut out = self.fold_self_overlaps(
+            |_| false,
             Vec::new,
             |out: &mut Vec<[u32; 2]>, i, j| {
                 if keep(i, j) {
@@ -240,12 +273,21 @@ impl Bvh {
 
     /// Folds `visit(acc, i, j)` over every unordered pair of overlapping
     /// boxes (each once, in no particular order; `i` and `j` in either
-    /// order), by a simultaneous descent of the tree against itself. With
-    /// more than one rayon thread, the descent is first cut into tasks of
-    /// about [`PARALLEL_GRAIN`] boxes, each folded into its own `identity()`
-    /// and the results merged with `reduce`.
-    pub fn fold_self_overlaps<A, I, V, R>(&self, identity: I, visit: V, reduce: R) -> A
+    /// order), by a simultaneous descent of the tree against itself, except
+    /// the pairs inside a subtree whose leaf-order range (of
+    /// [`Bvh::order`]) `settled` accepts: the caller knows they hold nothing
+    /// of interest. With more than one rayon thread, the descent is first
+    /// cut into tasks of about [`PARALLEL_GRAIN`] boxes, each folded into its
+    /// own `identity()` and the results merged with `reduce`.
+    pub fn fold_self_overlaps<S, A, I, V, R>(
+        &self,
+        settled: S,
+        identity: I,
+        visit: V,
+        reduce: R,
+    ) -> A
     where
+        S: Fn(Range<usize>) -> bool + Sync,
         A: Send,
         I: Fn() -> A + Sync + Send,
         V: Fn(&mut A, u32, u32) + Sync + Send,
@@ -256,15 +298,15 @@ impl Bvh {
         }
         if rayon::current_num_threads() == 1 {
             let mut acc = identity();
-            self.within(0, &mut |i, j| visit(&mut acc, i, j));
+            self.within(0, &settled, &mut |i, j| visit(&mut acc, i, j));
             return acc;
         }
-        self.tasks()
+        self.tasks(&settled)
             .into_par_iter()
             .fold(&identity, |mut acc, task| {
                 let mut v = |i, j| visit(&mut acc, i, j);
                 match task {
-                    Task::Within(n) => self.within(n, &mut v),
+                    Task::Within(n) => self.within(n, &settled, &mut v),
                     Task::Between(m, n) => self.between(m, n, &mut v),
                 }
                 acc
@@ -274,12 +316,15 @@ impl Bvh {
 
     /// The descent cut into independent tasks of at most about
     /// [`PARALLEL_GRAIN`] boxes (node pairs whose boxes miss are dropped).
-    fn tasks(&self) -> Vec<Task> {
+    fn tasks(&self, settled: &impl Fn(Range<usize>) -> bool) -> Vec<Task> {
         let mut open = vec![Task::Within(0)];
         let mut tasks = vec![];
         while let Some(task) = open.pop() {
             match task {
                 Task::Within(n) if self.sizes[n] >= PARALLEL_GRAIN && self.nodes[n].count == 0 => {
+                    if settled(self.range(n)) {
+                        continue;
+                    }
                     let l = self.nodes[n].first as usize;
                     open.extend([
                         Task::Within(l),
@@ -312,8 +357,16 @@ impl Bvh {
         &self.boxes[node.first as usize..(node.first + node.count) as usize]
     }
 
-    /// Overlapping pairs inside subtree `n`.
-    fn within(&self, n: usize, visit: &mut impl FnMut(u32, u32)) {
+    /// Overlapping pairs inside subtree `n`, except inside `settled` ones.
+    fn within(
+        &self,
+        n: usize,
+        settled: &impl Fn(Range<usize>) -> bool,
+        visit: &mut impl FnMut(u32, u32),
+    ) {
+        if settled(self.range(n)) {
+            return;
+        }
         let node = self.nodes[n];
         if node.count > 0 {
             let (items, boxes) = (self.leaf_items(&node), self.leaf_boxes(&node));
@@ -327,8 +380,8 @@ impl Bvh {
             return;
         }
         let l = node.first as usize;
-        self.within(l, visit);
-        self.within(l + 1, visit);
+        self.within(l, settled, visit);
+        self.within(l + 1, settled, visit);
         self.between(l, l + 1, visit);
     }
 
@@ -436,7 +489,7 @@ mod tests {
                 .install(|| bvh.self_overlaps(|_, _| true))
         };
         let expected = brute_force(&boxes);
-        assert!(bvh.tasks().len() > 8);
+        assert!(bvh.tasks(&|_| false).len() > 8);
         assert_eq!(in_pool(1), expected);
         assert_eq!(in_pool(3), expected);
     }

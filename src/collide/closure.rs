@@ -4,10 +4,11 @@
 //! on each boundary edge, so the closed surface is consistently oriented.
 //!
 //! The closed mesh also carries the edge adjacency ([`Topology`]) and the
-//! vertex fans ([`VertexFans`]) the analysis needs.
+//! vertex fans and edge twins ([`MeshCertificates`]) the analysis needs.
 
 use super::config::LoopClosure;
 use super::fans::VertexFans;
+use super::intersections::MeshCertificates;
 use crate::mesh::{Topology, TriMesh};
 use crate::{Error, Result, Vec3};
 
@@ -21,7 +22,7 @@ pub struct ClosedMesh {
     faces: Vec<[usize; 3]>,
     caps: Vec<Vec<usize>>,
     topology: Topology,
-    fans: VertexFans,
+    certificates: MeshCertificates,
 }
 
 impl ClosedMesh {
@@ -72,7 +73,7 @@ impl ClosedMesh {
         Ok(ClosedMesh {
             num_garment_vertices: n,
             num_garment_faces: mesh.num_faces(),
-            fans: VertexFans::new(n + caps.len(), &faces),
+            certificates: MeshCertificates::new(n + caps.len(), &faces),
             faces,
             caps,
             topology: Topology::new(&connectivity),
@@ -112,7 +113,12 @@ impl ClosedMesh {
     /// The face fan around every vertex (for the neighbour-pair shortcut of
     /// the intersection search).
     pub fn fans(&self) -> &VertexFans {
-        &self.fans
+        &self.certificates.fans
+    }
+
+    /// The connectivity the intersection search's certificates need.
+    pub fn certificates(&self) -> &MeshCertificates {
+        &self.certificates
     }
 
     /// Faces holding edge `e` (two on a closed manifold).

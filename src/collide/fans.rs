@@ -23,7 +23,7 @@
 
 use rayon::prelude::*;
 
-use super::predicates::{PlaneFilter, orient2d, sign};
+use super::predicates::{PlaneFilter, orient2d};
 use crate::Vec3;
 
 /// The cyclic one-ring of every vertex whose faces form one closed fan.

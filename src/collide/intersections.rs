@@ -2,11 +2,13 @@
 //! boxes), exact narrow phase, and the segments with their shared points.
 
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use rayon::prelude::*;
 
 use super::bvh::{Aabb, Bvh};
 use super::fans::VertexFans;
+use super::patches::{EdgeTwins, PatchCertifier};
 use super::points::PointSet;
 use super::predicates::PlaneFilter;
 use super::tri_tri::{PairCrossing, pair_crossing, pair_crossing_on_planes};
@@ -23,8 +25,13 @@ pub struct Segment {
 /// The intersections of one configuration.
 #[derive(Clone, Debug, Default)]
 pub struct Intersections {
-    /// Face pairs whose boxes overlap and that share no edge.
+    /// Face pairs the broad phase handed to the narrow phase or to the
+    /// vertex-fan shortcut: boxes overlap, no shared edge, not both inside
+    /// one certified patch (so the count depends on the tree).
     pub candidate_pairs: usize,
+    /// Faces inside subtrees certified free of crossings
+    /// ([`super::patches`]), whose pairs were never examined.
+    pub certified_patch_faces: usize,
     /// Intersecting face pairs (one segment each), ascending.
     pub segments: Vec<Segment>,
     /// End points of the segments.
@@ -48,7 +55,7 @@ pub fn shared_vertices(a: &[usize; 3], b: &[usize; 3]) -> usize {
 /// Number of vertices of `a` that are also vertices of `b`, and one of them
 /// (the last; meaningless when there is none).
 #[inline]
-fn common_vertices(a: &[usize; 3], b: &[usize; 3]) -> (usize, usize) {
+pub(crate) fn common_vertices(a: &[usize; 3], b: &[usize; 3]) -> (usize, usize) {
     let has = |v: usize| (v == b[0]) | (v == b[1]) | (v == b[2]);
     let mut count = 0;
     let mut last = 0;
@@ -113,23 +120,42 @@ impl TreeCache {
     }
 }
 
+/// The mesh-constant halves of the two certificates that let the search
+/// skip face pairs that cannot cross: vertex fans ([`super::fans`]) and
+/// edge twins for whole patches ([`super::patches`]). Built once per mesh.
+#[derive(Clone, Debug, Default)]
+pub struct MeshCertificates {
+    pub fans: VertexFans,
+    pub twins: EdgeTwins,
+}
+
+impl MeshCertificates {
+    /// The certificates' connectivity for `faces` over `num_vertices`.
+    pub fn new(num_vertices: usize, faces: &[[usize; 3]]) -> Self {
+        MeshCertificates {
+            fans: VertexFans::new(num_vertices, faces),
+            twins: EdgeTwins::new(faces),
+        }
+    }
+}
+
 /// Finds every intersecting pair of `faces` over `vertices`, on a new tree.
 pub fn find_intersections(vertices: &[Vec3], faces: &[[usize; 3]]) -> Intersections {
     let boxes = face_boxes(vertices, faces);
-    let fans = VertexFans::new(vertices.len(), faces);
-    intersect_overlapping(vertices, faces, &fans, &Bvh::build(&boxes))
+    let certificates = MeshCertificates::new(vertices.len(), faces);
+    intersect_overlapping(vertices, faces, &certificates, &Bvh::build(&boxes))
 }
 
-/// [`find_intersections`] with the fans of `faces` prepared by the caller,
-/// on the tree of `cache`, refitted (or rebuilt).
+/// [`find_intersections`] with the certificates of `faces` prepared by the
+/// caller, on the tree of `cache`, refitted (or rebuilt).
 pub fn find_intersections_cached(
     vertices: &[Vec3],
     faces: &[[usize; 3]],
-    fans: &VertexFans,
+    certificates: &MeshCertificates,
     cache: &TreeCache,
 ) -> Intersections {
     let tree = cache.take(&face_boxes(vertices, faces));
-    let found = intersect_overlapping(vertices, faces, fans, &tree.bvh);
+    let found = intersect_overlapping(vertices, faces, certificates, &tree.bvh);
     cache.put(tree);
     found
 }
@@ -146,19 +172,38 @@ fn face_boxes(vertices: &[Vec3], faces: &[[usize; 3]]) -> Vec<Aabb> {
 /// traversal (no list of candidate pairs is built); the few intersecting
 /// pairs are then sorted, so the result depends neither on the tree nor on
 /// the thread count. Pairs that share only a vertex whose fan projects
-/// one-to-one are certified disjoint without a test (see [`super::fans`]).
+/// one-to-one are certified disjoint without a test (see [`super::fans`]),
+/// and subtrees whose faces project one-to-one are not descended into (see
+/// [`super::patches`]).
 fn intersect_overlapping(
     vertices: &[Vec3],
     faces: &[[usize; 3]],
-    fans: &VertexFans,
+    certificates: &MeshCertificates,
     bvh: &Bvh,
 ) -> Intersections {
     let planes: Vec<PlaneFilter> = faces
         .iter()
         .map(|&[p, q, r]| PlaneFilter::new(&vertices[p], &vertices[q], &vertices[r]))
         .collect();
-    let separated = fans.one_to_one(vertices, faces, &planes);
+    let separated = certificates.fans.one_to_one(vertices, faces, &planes);
+    let patches = PatchCertifier::new(
+        vertices,
+        faces,
+        &planes,
+        &certificates.twins,
+        bvh.order(),
+        bvh.ranks(),
+    );
+    let certified_patch_faces = AtomicUsize::new(0);
     let (candidates, mut crossings) = bvh.fold_self_overlaps(
+        |range| {
+            let len = range.len();
+            let certified = patches.one_to_one(range);
+            if certified {
+                certified_patch_faces.fetch_add(len, Ordering::Relaxed);
+            }
+            certified
+        },
         || (0usize, Vec::new()),
         |(candidates, crossings): &mut (usize, Vec<Crossing>), i, j| {
             let (f, g) = (i.min(j) as usize, i.max(j) as usize);
@@ -182,7 +227,10 @@ fn intersect_overlapping(
         },
     );
     crossings.sort_unstable_by_key(|&(f, g, _)| (f, g));
-    assemble(vertices, faces, candidates, crossings)
+    Intersections {
+        certified_patch_faces: certified_patch_faces.into_inner(),
+        ..assemble(vertices, faces, candidates, crossings)
+    }
 }
 
 /// An intersecting (or inconsistent) face pair `(f, g)`, `f < g`.

@@ -47,12 +47,13 @@ pub fn orient3d_sign(positions: &[Vec3], quad: [usize; 4]) -> i8 {
 /// [`orient3d_sign`] and whether the exact determinant was zero (the sign
 /// then comes from the tie-break).
 pub fn orient3d_sign_tied(positions: &[Vec3], quad: [usize; 4]) -> (i8, bool) {
-    let parity = sorting_parity(quad);
-    if parity == 0 {
-        return (0, true);
-    }
     let [a, b, c, d] = quad.map(|i| &positions[i]);
-    tie_break(orient3d_exact_sign(a, b, c, d), parity)
+    match orient3d_exact_sign(a, b, c, d) {
+        // Repeated indices are repeated points: their determinant is zero,
+        // so the parity (0 then) is only needed for a zero.
+        0 => (sorting_parity(quad), true),
+        exact => (exact, false),
+    }
 }
 
 /// The tie-broken sign of a quadruple from the exact sign of its

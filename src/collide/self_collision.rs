@@ -64,8 +64,11 @@ pub struct SkippedPath {
 /// Counts and timings of one evaluation.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
 pub struct Diagnostics {
-    /// Face pairs that passed the broad phase (box overlap, no shared edge).
+    /// Face pairs that passed the broad phase (box overlap, no shared edge,
+    /// not inside one certified patch; see [`Intersections`]).
     pub candidate_pairs: usize,
+    /// Faces of patches certified free of crossings as a whole.
+    pub certified_patch_faces: usize,
     /// Pairs left out because exactly-coplanar signs were inconsistent.
     pub inconsistent_pairs: usize,
     /// Seconds in broad + narrow phase.
@@ -141,7 +144,8 @@ impl SelfCollision {
         }
         let vertices = self.closed.vertices(positions);
         let faces = self.closed.faces();
-        let hits = find_intersections_cached(&vertices, faces, self.closed.fans(), &self.tree);
+        let hits =
+            find_intersections_cached(&vertices, faces, self.closed.certificates(), &self.tree);
         let t_hits = start.elapsed().as_secs_f64();
 
         let paths = link_paths(&hits.segments, &hits.points);
@@ -219,6 +223,7 @@ impl SelfCollision {
         let closed_grad = grad.into_vertex_gradient(&hits, &vertices, faces);
         let diagnostics = Diagnostics {
             candidate_pairs: hits.candidate_pairs,
+            certified_patch_faces: hits.certified_patch_faces,
             inconsistent_pairs: hits.inconsistent_pairs,
             seconds_intersections: t_hits,
             seconds_regions: t_regions - t_hits,

@@ -10,7 +10,7 @@
 //!   paths: every end point is an edge of one face piercing the other, or the
 //!   vertex the two faces share.
 
-use super::intersections::shared_vertices;
+use super::intersections::common_vertices;
 use super::points::PointKey;
 use super::predicates::{
     PlaneFilter, orient2d, orient3d, orient3d_exact_sign, orient3d_sign, orient3d_sign_tied,
@@ -171,7 +171,8 @@ pub fn pair_crossing_on_planes(
     (f, tri_f, plane_f): (usize, [usize; 3], &PlaneFilter),
     (g, tri_g, plane_g): (usize, [usize; 3], &PlaneFilter),
 ) -> PairCrossing {
-    if shared_vertices(&tri_f, &tri_g) >= 2 {
+    let (shared_count, shared_vertex) = common_vertices(&tri_f, &tri_g);
+    if shared_count >= 2 {
         return PairCrossing::None;
     }
     // Exact sides of each face's corners relative to the other face's plane
@@ -185,13 +186,13 @@ pub fn pair_crossing_on_planes(
     if strictly_one_side(&sides_of_f) {
         return PairCrossing::None;
     }
-    let shared = tri_f.iter().copied().find(|v| tri_g.contains(v));
+    let shared = (shared_count == 1).then_some(shared_vertex);
     let mut edge_signs = EdgeSigns::new(positions, tri_f, tri_g);
     let mut points = [PointKey::Vertex(0); 6];
     let mut count = 0;
     for k in 0..3 {
         let edge = [tri_f[k], tri_f[(k + 1) % 3]];
-        if edge.iter().any(|v| tri_g.contains(v))
+        if shared.is_some_and(|v| edge.contains(&v))
             || !straddles(&sides_of_f, tri_g, edge, [k, (k + 1) % 3])
         {
             continue;
@@ -203,7 +204,7 @@ pub fn pair_crossing_on_planes(
     }
     for j in 0..3 {
         let edge = [tri_g[j], tri_g[(j + 1) % 3]];
-        if edge.iter().any(|v| tri_f.contains(v))
+        if shared.is_some_and(|v| edge.contains(&v))
             || !straddles(&sides_of_g, tri_f, edge, [j, (j + 1) % 3])
         {
             continue;
@@ -269,9 +270,14 @@ fn straddles(
     edge: [usize; 2],
     corners: [usize; 2],
 ) -> bool {
+    let exact = |end: usize| sides[corners[end]].expect("edge shares no vertex with the triangle");
+    let (a, b) = (exact(0), exact(1));
+    if a != 0 && b != 0 {
+        return a != b;
+    }
     let [p, q, r] = tri;
     let tied = |end: usize| {
-        let exact = sides[corners[end]].expect("edge shares no vertex with the triangle");
+        let exact = if end == 0 { a } else { b };
         tie_break(exact, sorting_parity([p, q, r, edge[end]]))
     };
     let ((sa, a_on_plane), (sb, b_on_plane)) = (tied(0), tied(1));
