@@ -13,7 +13,7 @@ use senc::physics::Material;
 use senc::sim::{RolloutOptions, Scene, rollout};
 use senc::train::config::{MotionWindow, TrainConfig, Validation};
 use senc::train::schedule::{LearningRate, RolloutRamp};
-use senc::train::{TrainOptions, train};
+use senc::train::{TrainOptions, checkpoint_dir, train};
 
 /// The skirt on the first two frames of 01_01 with the default material and
 /// no noise or wind: every sample is the same settle step plus one step.
@@ -71,6 +71,7 @@ fn options(out: &Path) -> TrainOptions {
     TrainOptions {
         out: out.to_path_buf(),
         resume: false,
+        init_from: None,
         device: burn::tensor::Device::flex(),
         progress: false,
     }
@@ -222,4 +223,43 @@ fn every_shipped_run_config_parses_and_validates() {
         }
     }
     assert!(checked >= 4, "only {checked} run configs found");
+}
+
+/// `init_from` starts from a checkpoint's weights and normalisers (kept
+/// frozen, also across a resume), and refuses another model config.
+#[test]
+fn fine_tuning_starts_from_a_checkpoint_and_keeps_its_normalizers() {
+    let _serial = serial();
+    let base = tempfile::tempdir().unwrap();
+    train(&tiny(4), &options(base.path())).unwrap();
+    let trained = checkpoint_dir(base.path());
+    let normalizers = |ckpt: &Path| std::fs::read_to_string(ckpt.join("normalizers.ron")).unwrap();
+
+    let tuned = tempfile::tempdir().unwrap();
+    let fine_tune = TrainOptions {
+        init_from: Some(trained.clone()),
+        ..options(tuned.path())
+    };
+    let summary = train(&tiny(2), &fine_tune).unwrap();
+    assert_eq!((summary.start_update, summary.updates), (0, 2));
+    // Resumed to 4 updates: all inside the config's 4 normaliser updates.
+    let resumed = TrainOptions {
+        resume: true,
+        ..options(tuned.path())
+    };
+    assert_eq!(train(&tiny(4), &resumed).unwrap().updates, 4);
+    assert_eq!(
+        normalizers(&trained),
+        normalizers(&checkpoint_dir(tuned.path()))
+    );
+
+    // The same first sample from fresh weights gives another loss.
+    let fresh = tempfile::tempdir().unwrap();
+    train(&tiny(2), &options(fresh.path())).unwrap();
+    assert_ne!(losses(fresh.path())[0], losses(tuned.path())[0]);
+
+    let mut other = tiny(2);
+    other.model.latent = 8;
+    let err = train(&other, &fine_tune).unwrap_err().to_string();
+    assert!(err.contains("different model config"), "{err}");
 }

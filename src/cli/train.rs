@@ -19,8 +19,13 @@ pub struct Args {
     #[arg(long)]
     steps: Option<u64>,
     /// Continue from <out>/checkpoint exactly where it stopped.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "init_from")]
     resume: bool,
+    /// Fine-tune a trained checkpoint (same model config): start from its
+    /// weights and normalisers with a fresh optimizer, the update counter
+    /// and every schedule of the config from 0.
+    #[arg(long, value_name = "CHECKPOINT")]
+    init_from: Option<PathBuf>,
     /// cpu, cuda or cuda:N.
     #[arg(long, default_value = "cpu")]
     device: DeviceChoice,
@@ -49,6 +54,7 @@ pub fn run(args: Args) -> senc::Result<()> {
     let options = TrainOptions {
         out: out.clone(),
         resume: args.resume,
+        init_from: args.init_from,
         device: super::device::pick(args.device),
         progress: true,
     };

@@ -24,6 +24,9 @@ pub struct Trainer {
     pub optimizer: ModuleOptimizer,
     /// Updates taken so far.
     pub updates: u64,
+    /// Keep the normalisers as they are (fine-tuning a trained model: its
+    /// weights were fitted to those statistics).
+    pub normalizers_frozen: bool,
 }
 
 /// What one update did.
@@ -50,13 +53,16 @@ impl Trainer {
             sim,
             optimizer: AdamConfig::new().init(),
             updates: 0,
+            normalizers_frozen: false,
         }
     }
 
-    /// During the first `normalizer_steps` updates, adds `graph`'s features
-    /// to the normalisers; returns whether it did.
+    /// During the first `normalizer_steps` updates (unless the normalisers
+    /// are frozen), adds `graph`'s features to the normalisers; returns
+    /// whether it did.
     pub fn accumulate_normalizers(&mut self, graph: &StepGraph) -> bool {
-        let accumulating = self.updates < self.sim.config.normalizer_steps as u64;
+        let accumulating =
+            !self.normalizers_frozen && self.updates < self.sim.config.normalizer_steps as u64;
         if accumulating {
             graph.accumulate(&mut self.sim.normalizers);
         }

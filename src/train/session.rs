@@ -44,6 +44,11 @@ pub struct TrainOptions {
     pub out: PathBuf,
     /// Continue from `out/checkpoint` instead of starting fresh.
     pub resume: bool,
+    /// Fine-tune: start from the weights and normalisers of this checkpoint
+    /// (its model config must equal the run's), with a fresh optimizer and
+    /// the update counter, schedules and stages from 0; the normalisers stay
+    /// as loaded. Ignored with `resume`.
+    pub init_from: Option<PathBuf>,
     /// Where the network lives (its autodiff version is used).
     pub device: Device,
     /// Draw a progress bar on stderr.
@@ -103,7 +108,14 @@ pub fn train(config: &RunConfig, options: &TrainOptions) -> Result<TrainSummary>
         };
         let samples = state.extra["samples"].as_u64().unwrap_or(0);
         let skipped = state.extra["skipped"].as_u64().unwrap_or(0);
+        let mut trainer = trainer;
+        trainer.normalizers_frozen = state.extra["normalizers_frozen"].as_bool().unwrap_or(false);
         (trainer, rng, samples, skipped)
+    } else if let Some(init) = &options.init_from {
+        let sim = checkpoint::load_matching(init, &config.model, &options.device)?;
+        let mut trainer = Trainer::new(sim);
+        trainer.normalizers_frozen = true;
+        (trainer, ChaCha8Rng::seed_from_u64(tc.seed), 0, 0)
     } else {
         let sim = NeuralSimulator::new_seeded(&config.model, &options.device, tc.seed)?;
         (Trainer::new(sim), ChaCha8Rng::seed_from_u64(tc.seed), 0, 0)
@@ -179,7 +191,11 @@ pub fn train(config: &RunConfig, options: &TrainOptions) -> Result<TrainSummary>
             let state = TrainingState {
                 updates: trainer.updates,
                 rng: Some(RngState::capture(&rng)),
-                extra: serde_json::json!({ "samples": samples, "skipped": skipped }),
+                extra: serde_json::json!({
+                    "samples": samples,
+                    "skipped": skipped,
+                    "normalizers_frozen": trainer.normalizers_frozen,
+                }),
             };
             checkpoint::save(&ckpt, &trainer.sim, Some((&trainer, &state)))?;
             crate::atomic_file::write_bytes_atomic(
