@@ -14,7 +14,7 @@ use senc::mesh::TriMesh;
 use senc::model::checkpoint::{self, RngState, TrainingState};
 use senc::model::coarse::CoarseLevels;
 use senc::model::fixture::TubeScene;
-use senc::model::graph::{mesh_edges, nearest_body_vertices, self_collision_edges};
+use senc::model::graph::{nearest_body_vertices, self_collision_edges};
 use senc::model::simulator::tensor_to_points;
 use senc::model::{EdgeKind, GarmentGraph, ModelConfig, NeuralSimulator, StepGraph, Trainer};
 
@@ -42,6 +42,13 @@ fn undirected(senders: &[u32], receivers: &[u32]) -> BTreeSet<[usize; 2]> {
         .collect()
 }
 
+/// The mesh edge set the network's static graph uses.
+fn mesh_edges(rest: &TriMesh) -> Vec<[usize; 2]> {
+    GarmentGraph::new(rest, &ModelConfig::cpu())
+        .unwrap()
+        .mesh_edges
+}
+
 #[test]
 fn mesh_edges_match_brute_force() {
     let scene = TubeScene::new(6, 20, 1);
@@ -56,7 +63,7 @@ fn mesh_edges_match_brute_force() {
                 .any(|f| f.contains(&a) && f.contains(&b))
         })
         .collect();
-    assert_eq!(mesh_edges(&scene.rest.faces), brute);
+    assert_eq!(mesh_edges(&scene.rest), brute);
 }
 
 #[test]
@@ -139,7 +146,7 @@ fn self_collision_edges_match_brute_force() {
     let scene = TubeScene::new(12, 50, 3);
     let x = &scene.positions;
     let (k, lo, hi) = (10, 1e-7, 0.02);
-    let mesh = mesh_edges(&scene.rest.faces);
+    let mesh = mesh_edges(&scene.rest);
     let brute = brute_force_self_collision_edges(x, (k, lo, hi), &mesh);
     assert!(
         brute.len() > 50,
@@ -172,7 +179,7 @@ fn keep_mesh_edges_ablation_keeps_the_near_mesh_neighbours() {
         ),
         &[],
     );
-    let mesh = mesh_edges(&scene.rest.faces);
+    let mesh = mesh_edges(&scene.rest);
     let kept = brute.iter().filter(|e| mesh.contains(e)).count();
     assert!(kept > 50, "only {kept} mesh edges are near neighbours");
     let graph = step_graph(&scene, &config);
@@ -184,7 +191,7 @@ fn keep_mesh_edges_ablation_keeps_the_near_mesh_neighbours() {
 fn coarse_levels_match_brute_force() {
     let scene = TubeScene::new(10, 24, 4);
     let n = scene.rest.num_vertices();
-    let fine = mesh_edges(&scene.rest.faces);
+    let fine = mesh_edges(&scene.rest);
     let levels = CoarseLevels::new(n, &fine, &scene.rest.positions, 3);
 
     // Dense re-derivation: hop distances from the vertex nearest the

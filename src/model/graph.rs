@@ -45,18 +45,6 @@ impl EdgeSet {
     }
 }
 
-/// Unique undirected edges `[a, b]`, a < b, of a triangle list, sorted.
-pub fn mesh_edges(faces: &[[usize; 3]]) -> Vec<[usize; 2]> {
-    let mut edges: Vec<[usize; 2]> = faces
-        .iter()
-        .flat_map(|&[a, b, c]| [[a, b], [b, c], [c, a]])
-        .map(|[a, b]| [a.min(b), a.max(b)])
-        .collect();
-    edges.sort_unstable();
-    edges.dedup();
-    edges
-}
-
 /// For every garment vertex, its nearest body vertex if closer than
 /// `radius` (m): pairs `(garment vertex, body vertex)`, by garment vertex.
 /// Ties go to the lower body index.
@@ -121,10 +109,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn mesh_edges_of_a_quad() {
-        let e = mesh_edges(&[[0, 1, 2], [0, 2, 3]]);
-        assert_eq!(e, vec![[0, 1], [0, 2], [0, 3], [1, 2], [2, 3]]);
-        let d = EdgeSet::both_directions(&e[..1]);
+    fn both_directions_of_one_edge() {
+        let d = EdgeSet::both_directions(&[[0, 1]]);
         assert_eq!((d.senders, d.receivers), (vec![0, 1], vec![1, 0]));
     }
 }

@@ -12,7 +12,7 @@ use super::config::ModelConfig;
 use super::features::{self, Features, NodeState, NodeType, StepConstants};
 use super::graph::{self, EdgeSet};
 use super::normalizer::Normalizer;
-use crate::mesh::TriMesh;
+use crate::mesh::{Topology, TriMesh};
 use crate::{Error, Result, Vec3};
 
 /// What is fixed per garment: rest shape, mesh edges, coarse levels.
@@ -30,7 +30,7 @@ impl GarmentGraph {
     /// Precomputes the static graph of `rest` for `config.coarse_levels` levels.
     pub fn new(rest: &TriMesh, config: &ModelConfig) -> Result<Self> {
         rest.validate("garment rest shape")?;
-        let mesh_edges = graph::mesh_edges(&rest.faces);
+        let mesh_edges = Topology::new(rest).edges().to_vec();
         let coarse = CoarseLevels::new(
             rest.num_vertices(),
             &mesh_edges,
