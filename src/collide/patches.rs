@@ -160,14 +160,7 @@ impl<'a> PatchCertifier<'a> {
     /// coordinate plane (so no two of its faces cross). Patches of fewer
     /// than [`MIN_PATCH_FACES`] faces are not examined (false).
     pub fn one_to_one(&self, range: Range<usize>) -> bool {
-        static MINP: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-        let minp = *MINP.get_or_init(|| {
-            std::env::var("MINP")
-                .ok()
-                .and_then(|s| s.parse().ok())
-                .unwrap_or(MIN_PATCH_FACES)
-        });
-        if range.len() < minp {
+        if range.len() < MIN_PATCH_FACES {
             return false;
         }
         let patch = &self.order[range.clone()];
