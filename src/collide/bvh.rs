@@ -469,6 +469,39 @@ mod tests {
     }
 
     #[test]
+    fn settled_subtrees_lose_exactly_their_inner_pairs() {
+        let boxes = random_boxes(3000, 14);
+        let bvh = Bvh::build(&boxes);
+        // The root's left child holds the first half of the leaf order.
+        let half = boxes.len() / 2;
+        let settled = |r: Range<usize>| r.end <= half;
+        let rank = bvh.ranks();
+        let expected: Vec<[u32; 2]> = brute_force(&boxes)
+            .into_iter()
+            .filter(|&[i, j]| !(rank[i as usize] < half as u32 && rank[j as usize] < half as u32))
+            .collect();
+        for threads in [1, 3] {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            let mut pairs = pool.install(|| {
+                bvh.fold_self_overlaps(
+                    settled,
+                    Vec::new,
+                    |out: &mut Vec<[u32; 2]>, i, j| out.push([i.min(j), i.max(j)]),
+                    |mut a, b| {
+                        a.extend(b);
+                        a
+                    },
+                )
+            });
+            pairs.sort_unstable();
+            assert_eq!(pairs, expected, "{threads} threads");
+        }
+    }
+
+    #[test]
     fn refit_follows_moved_boxes() {
         let boxes = random_boxes(500, 9);
         let mut bvh = Bvh::build(&boxes);
