@@ -96,7 +96,7 @@ pub fn train(config: &RunConfig, options: &TrainOptions) -> Result<TrainSummary>
     std::fs::create_dir_all(&options.out).map_err(|e| Error::io(&options.out, e))?;
     let ckpt = checkpoint_dir(&options.out);
     let (mut trainer, mut rng, mut samples, mut skipped) = if options.resume {
-        let (trainer, state) = checkpoint::resume(&ckpt, &config.model, &options.device)?;
+        let (mut trainer, state) = checkpoint::resume(&ckpt, &config.model, &options.device)?;
         let rng = match &state.rng {
             Some(r) => r.restore()?,
             None => {
@@ -108,7 +108,6 @@ pub fn train(config: &RunConfig, options: &TrainOptions) -> Result<TrainSummary>
         };
         let samples = state.extra["samples"].as_u64().unwrap_or(0);
         let skipped = state.extra["skipped"].as_u64().unwrap_or(0);
-        let mut trainer = trainer;
         trainer.normalizers_frozen = state.extra["normalizers_frozen"].as_bool().unwrap_or(false);
         (trainer, rng, samples, skipped)
     } else if let Some(init) = &options.init_from {
