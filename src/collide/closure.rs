@@ -70,13 +70,14 @@ impl ClosedMesh {
             positions: vec![Vec3::zeros(); n + caps.len()],
             faces: faces.clone(),
         };
+        let topology = Topology::new(&connectivity);
         Ok(ClosedMesh {
             num_garment_vertices: n,
             num_garment_faces: mesh.num_faces(),
-            certificates: MeshCertificates::new(n + caps.len(), &faces),
+            certificates: MeshCertificates::new(n + caps.len(), &faces, &topology),
             faces,
             caps,
-            topology: Topology::new(&connectivity),
+            topology,
         })
     }
 

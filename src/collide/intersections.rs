@@ -13,6 +13,7 @@ use super::points::PointSet;
 use super::predicates::PlaneFilter;
 use super::tri_tri::{PairCrossing, pair_crossing, pair_crossing_on_planes};
 use crate::Vec3;
+use crate::mesh::{Topology, TriMesh};
 
 /// One intersection segment: the part of face `faces[0]` ∩ face `faces[1]`,
 /// between points `ends` (indices into the [`PointSet`]).
@@ -130,11 +131,12 @@ pub struct MeshCertificates {
 }
 
 impl MeshCertificates {
-    /// The certificates' connectivity for `faces` over `num_vertices`.
-    pub fn new(num_vertices: usize, faces: &[[usize; 3]]) -> Self {
+    /// The certificates' connectivity for `faces` over `num_vertices`, with
+    /// their edge adjacency `topology`.
+    pub fn new(num_vertices: usize, faces: &[[usize; 3]], topology: &Topology) -> Self {
         MeshCertificates {
             fans: VertexFans::new(num_vertices, faces),
-            twins: EdgeTwins::new(faces),
+            twins: EdgeTwins::new(faces, topology),
         }
     }
 }
@@ -142,7 +144,11 @@ impl MeshCertificates {
 /// Finds every intersecting pair of `faces` over `vertices`, on a new tree.
 pub fn find_intersections(vertices: &[Vec3], faces: &[[usize; 3]]) -> Intersections {
     let boxes = face_boxes(vertices, faces);
-    let certificates = MeshCertificates::new(vertices.len(), faces);
+    let mesh = TriMesh {
+        positions: vertices.to_vec(),
+        faces: faces.to_vec(),
+    };
+    let certificates = MeshCertificates::new(vertices.len(), faces, &Topology::new(&mesh));
     intersect_overlapping(vertices, faces, &certificates, &Bvh::build(&boxes))
 }
 

@@ -31,6 +31,7 @@ use std::ops::Range;
 
 use super::predicates::{PlaneFilter, orient2d};
 use crate::Vec3;
+use crate::mesh::Topology;
 
 /// Marks a face edge with no unique reverse edge in the mesh.
 const NO_TWIN: u32 = u32::MAX;
@@ -49,35 +50,29 @@ pub struct EdgeTwins {
 }
 
 impl EdgeTwins {
-    /// The twins of `faces`.
-    pub fn new(faces: &[[usize; 3]]) -> Self {
-        use std::collections::HashMap;
-        let mut holders: HashMap<(usize, usize), Vec<u32>> =
-            HashMap::with_capacity(3 * faces.len());
-        for (f, face) in faces.iter().enumerate() {
-            for k in 0..3 {
-                holders
-                    .entry((face[k], face[(k + 1) % 3]))
-                    .or_default()
-                    .push(f as u32);
-            }
-        }
-        let holding = |edge: (usize, usize)| holders.get(&edge).map_or(&[][..], Vec::as_slice);
+    /// The twins of `faces`, read off their edge adjacency `topology`.
+    pub fn new(faces: &[[usize; 3]], topology: &Topology) -> Self {
+        let holds = |g: usize, (a, b): (usize, usize)| {
+            (0..3).any(|k| faces[g][k] == a && faces[g][(k + 1) % 3] == b)
+        };
         let mut twins = Vec::with_capacity(faces.len());
         let mut certifiable = Vec::with_capacity(faces.len());
-        for face in faces {
+        for (f, face) in faces.iter().enumerate() {
             let mut ok = true;
+            let edges = topology.face_edges(f);
             let twin = std::array::from_fn(|k| {
                 let (a, b) = (face[k], face[(k + 1) % 3]);
-                ok &= holding((a, b)).len() == 1;
-                match holding((b, a)) {
-                    [] => NO_TWIN,
-                    &[g] => g,
-                    _ => {
+                let mut twin = NO_TWIN;
+                for &g in topology.edge_faces(edges[k]).iter().filter(|&&g| g != f) {
+                    // Another face with a → b, or a second reverse: not an
+                    // oriented manifold around this edge.
+                    if holds(g, (a, b)) || twin != NO_TWIN {
                         ok = false;
-                        NO_TWIN
+                    } else if holds(g, (b, a)) {
+                        twin = g as u32;
                     }
                 }
+                twin
             });
             twins.push(twin);
             certifiable.push(ok);
@@ -352,7 +347,11 @@ mod tests {
             .iter()
             .map(|&[p, q, r]| PlaneFilter::new(&vertices[p], &vertices[q], &vertices[r]))
             .collect();
-        let twins = EdgeTwins::new(faces);
+        let mesh = crate::mesh::TriMesh {
+            positions: vertices.to_vec(),
+            faces: faces.to_vec(),
+        };
+        let twins = EdgeTwins::new(faces, &Topology::new(&mesh));
         // Patch faces first, then the rest.
         let mut order: Vec<u32> = patch.iter().map(|&f| f as u32).collect();
         order.extend((0..faces.len() as u32).filter(|f| !patch.contains(&(*f as usize))));
