@@ -1,7 +1,9 @@
 //! Physics throughput: one evaluation of the full incremental potential
 //! (value + gradient of every term) and one reference-solver step per frame,
 //! on a cloth sheet over a sphere and on the built-in T-shirt on the
-//! MakeHuman body (CMU 01_01, the step from frame 10 to 11).
+//! MakeHuman body (CMU 01_01, the step from frame 10 to 11; for the T-shirt
+//! also the Hessian assembly and the step with both methods, Newton and
+//! L-BFGS, from the same state).
 //!
 //! cargo bench --bench physics
 
@@ -11,11 +13,15 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use senc::Vec3;
 use senc::body::Body;
 use senc::body::query::BodyQuery;
-use senc::garment::Garment;
+use senc::garment::{Garment, GarmentConfig};
 use senc::motion::Motion;
+use senc::physics::hessian::Projection;
 use senc::physics::reference::FRAME_DT;
 use senc::physics::shapes::{cloth_sheet, sphere};
-use senc::physics::{BodyMotion, Cloth, ClothState, PhysicsConfig, ReferenceSolver, Step};
+use senc::physics::{
+    BodyMotion, Cloth, ClothState, ContactSearch, PhysicsConfig, ReferenceSolver, SolverMethod,
+    Step,
+};
 
 fn sheet_on_sphere(c: &mut Criterion) {
     let rest = cloth_sheet(40, 0.8, 0.31);
@@ -25,6 +31,7 @@ fn sheet_on_sphere(c: &mut Criterion) {
     let motion = BodyMotion {
         next: &body,
         prev_positions: &ball.positions,
+        now: None,
     };
     let solver = ReferenceSolver::new(&cloth, &[]).unwrap();
     let mut state = ClothState::at_rest(rest.positions.clone());
@@ -59,37 +66,49 @@ fn sheet_on_sphere(c: &mut Criterion) {
 fn tshirt_on_cmu_01_01(c: &mut Criterion) {
     const FRAME: usize = 10;
     let body = Body::makehuman().unwrap();
-    let garment = Garment::builtin("tshirt", &body).unwrap();
+    // As configs/simulate_tshirt.ron: slivers flipped, contacts found on
+    // the body at t.
+    let garment_config = GarmentConfig {
+        min_triangle_quality: 0.05,
+        ..Default::default()
+    };
+    let garment = Garment::from_config(&garment_config, &body).unwrap();
     let motion = Motion::builtin("01_01", &body).unwrap();
-    let cloth = Cloth::new(&garment.rest, &PhysicsConfig::default()).unwrap();
+    let config_with = |method: SolverMethod| {
+        let mut config = PhysicsConfig {
+            contact_search: ContactSearch::CurrentBody,
+            ..Default::default()
+        };
+        config.solver.method = method;
+        config
+    };
+    let cloth = Cloth::new(&garment.rest, &config_with(SolverMethod::Newton)).unwrap();
+    let lbfgs_cloth = Cloth::new(&garment.rest, &config_with(SolverMethod::Lbfgs)).unwrap();
     let solver = ReferenceSolver::new(&cloth, &garment.pinned).unwrap();
+    let lbfgs = ReferenceSolver::new(&lbfgs_cloth, &garment.pinned).unwrap();
     let body_at = |t: usize| body.posed_vertices(&motion.frames[t]);
     let pins_at = |t: usize| garment.skinned(&body, &motion.frames[t]);
+    let query_at = |t: usize| BodyQuery::new(&body.mesh.with_positions(body_at(t))).unwrap();
     // Settle on frame 0 and simulate up to FRAME, as `senc simulate` does.
-    let mut prev = body_at(0);
-    let mut query = BodyQuery::new(&body.mesh.with_positions(prev.clone())).unwrap();
     let mut state = ClothState::at_rest(pins_at(0));
+    let first = query_at(0);
     solver
-        .settle(&mut state, Some(motion_of(&query, &prev)), &pins_at(0))
+        .settle(&mut state, Some(motion_of(&first, &first)), &pins_at(0))
         .unwrap();
-    for t in 1..=FRAME + 1 {
-        let next = body_at(t);
-        query.refit(&next).unwrap();
-        if t == FRAME + 1 {
-            break; // The body at FRAME + 1 is in `query`, the one at FRAME in `prev`.
-        }
+    for t in 1..=FRAME {
+        let (now, next) = (query_at(t - 1), query_at(t));
         solver
             .step(
                 &mut state,
                 FRAME_DT,
-                Some(motion_of(&query, &prev)),
+                Some(motion_of(&next, &now)),
                 &pins_at(t),
             )
             .unwrap();
-        prev = next;
     }
+    let (now, next) = (query_at(FRAME), query_at(FRAME + 1));
     let label = format!("tshirt {} vertices", garment.rest.num_vertices());
-    let motion_step = motion_of(&query, &prev);
+    let motion_step = motion_of(&next, &now);
     let step = Step::new(
         &cloth,
         &state.positions,
@@ -103,22 +122,32 @@ fn tshirt_on_cmu_01_01(c: &mut Criterion) {
     c.bench_function(&format!("energy+gradient / {label}"), |b| {
         b.iter(|| energy.evaluate(&x))
     });
-    let pins = pins_at(FRAME + 1);
-    c.bench_function(&format!("solver step / {label}"), |b| {
+    c.bench_function(&format!("hessian assembly / {label}"), |b| {
         b.iter(|| {
-            let mut s = state.clone();
-            solver
-                .step(&mut s, FRAME_DT, Some(motion_step), &pins)
-                .unwrap()
+            energy
+                .hessian(&x, Projection::Clamp)
+                .to_sparse(&vec![true; x.len()])
         })
     });
+    let pins = pins_at(FRAME + 1);
+    for (name, solver) in [("newton", &solver), ("lbfgs", &lbfgs)] {
+        c.bench_function(&format!("solver step ({name}) / {label}"), |b| {
+            b.iter(|| {
+                let mut s = state.clone();
+                solver
+                    .step(&mut s, FRAME_DT, Some(motion_step), &pins)
+                    .unwrap()
+            })
+        });
+    }
 }
 
-/// The body at t+1 (`next`) and the body positions at t (`prev`).
-fn motion_of<'a>(next: &'a BodyQuery, prev: &'a [Vec3]) -> BodyMotion<'a> {
+/// The body at t+1 (`next`) and at t (`now`).
+fn motion_of<'a>(next: &'a BodyQuery, now: &'a BodyQuery) -> BodyMotion<'a> {
     BodyMotion {
         next,
-        prev_positions: prev,
+        prev_positions: now.positions(),
+        now: Some(now),
     }
 }
 

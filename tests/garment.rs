@@ -417,3 +417,36 @@ mod on_the_body {
         assert!(Path::new(&frames).is_dir());
     }
 }
+
+#[test]
+fn min_triangle_quality_flips_the_tshirt_slivers_and_keeps_its_vertices() {
+    use senc::garment::slivers::triangle_quality;
+    use senc::garment::{Garment, GarmentConfig};
+    let body = senc::body::Body::makehuman().unwrap();
+    let worst = |m: &TriMesh| {
+        (0..m.num_faces())
+            .map(|f| triangle_quality(m.triangle(f)))
+            .fold(f64::INFINITY, f64::min)
+    };
+    let plain = Garment::from_config(&GarmentConfig::default(), &body).unwrap();
+    let config = GarmentConfig {
+        min_triangle_quality: 0.05,
+        ..Default::default()
+    };
+    let flipped = Garment::from_config(&config, &body).unwrap();
+    assert!(
+        worst(&plain.rest) < 0.02,
+        "the T-shirt has no sliver left to test"
+    );
+    assert!(
+        worst(&flipped.rest) > 2.0 * worst(&plain.rest),
+        "worst quality {} -> {}",
+        worst(&plain.rest),
+        worst(&flipped.rest)
+    );
+    assert_eq!(flipped.rest.positions, plain.rest.positions);
+    assert_eq!(flipped.rest.num_faces(), plain.rest.num_faces());
+    assert_ne!(flipped.rest.faces, plain.rest.faces);
+    assert_eq!(flipped.pinned, plain.pinned);
+    assert_manifold_and_oriented("flipped tshirt", &flipped.rest);
+}

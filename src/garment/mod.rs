@@ -116,11 +116,16 @@ impl Garment {
 
     /// The garment a config section names: a built-in or a file path.
     pub fn from_config(config: &GarmentConfig, body: &Body) -> Result<Garment> {
-        if BUILTIN_GARMENTS.contains(&config.name_or_path.as_str()) {
-            Garment::builtin_with_resolution(&config.name_or_path, config.resolution, body)
+        let mut garment = if BUILTIN_GARMENTS.contains(&config.name_or_path.as_str()) {
+            Garment::builtin_with_resolution(&config.name_or_path, config.resolution, body)?
         } else {
-            Garment::from_file(Path::new(&config.name_or_path), body)
+            Garment::from_file(Path::new(&config.name_or_path), body)?
+        };
+        if config.min_triangle_quality > 0.0 {
+            // Edge flips keep vertices and boundary: weights, pins and loops stay valid.
+            garment.rest = slivers::flip_slivers(&garment.rest, config.min_triangle_quality);
         }
+        Ok(garment)
     }
 
     /// Attaches skinning weights transferred from `body`.

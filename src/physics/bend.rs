@@ -12,10 +12,15 @@
 //! of Bridson et al. 2003 ("Simulation of clothing with folds and wrinkles"):
 //! ∂θ/∂c = −|e|·N0/|N0|², ∂θ/∂d = −|e|·N1/|N1|², and for a and b the
 //! projections of c and d onto the edge distribute the same two vectors.
+//!
+//! **Hessian.** ∇²E = k(∇θ∇θᵀ + (θ − θ̄)∇²θ) per hinge; the solver uses the
+//! Gauss–Newton part k∇θ∇θᵀ, which is PSD and exact wherever θ = θ̄ (cloth
+//! bends weakly, so the dropped curvature of θ matters little).
 
 use serde::{Deserialize, Serialize};
 
 use super::energy::{Energy, sum_over_elements};
+use super::hessian::{Hessian, add_element_hessians, outer};
 use crate::mesh::{Topology, TriMesh};
 use crate::{Result, Vec3};
 
@@ -151,6 +156,13 @@ impl Energy for Bend {
             let value = 0.5 * h.stiffness * delta * delta;
             (value, h.vertices, dtheta.map(|g| h.stiffness * delta * g))
         })
+    }
+
+    fn add_hessian(&self, x: &[Vec3], hessian: &mut Hessian) {
+        add_element_hessians(&self.hinges, hessian, |h| {
+            let dtheta = dihedral_angle_gradient(h.vertices, x)?;
+            Some((h.vertices, outer::<4, 12>(&dtheta, h.stiffness)))
+        });
     }
 }
 

@@ -2,15 +2,21 @@
 //! posed body at t+1.
 //!
 //! Each garment vertex v is matched, once per step, to the body face closest
-//! to its *current* position x_t on the body at t+1 ([`body_contacts`]). Within
+//! to its *current* position x_t ([`ContactSearch`]: searched on the body at
+//! t+1, [`body_contacts`], or on the body at t and carried to t+1,
+//! [`tracked_body_contacts`]). Within
 //! the step the distance is measured along that face's normal n_v from the
 //! closest point p_v: d_v(x) = n_v·(x_v − p_v), which is linear in x, so
 //!
 //! E = w·Σ_v max(ε − d_v, 0)³,   ∂E/∂x_v = −3w·max(ε − d_v, 0)²·n_v,
 //!
-//! is C² and its correspondence cannot jump during the minimisation.
+//! is C² and its correspondence cannot jump during the minimisation;
+//! ∂²E/∂x_v² = 6w·max(ε − d_v, 0)·n_v n_vᵀ (PSD, exact).
+
+use serde::{Deserialize, Serialize};
 
 use super::energy::{Energy, sum_over_elements};
+use super::hessian::Hessian;
 use crate::Vec3;
 use crate::body::query::{BodyQuery, ClosestPoint};
 
@@ -50,6 +56,26 @@ impl BodyContact {
     }
 }
 
+/// On which body the face closest to x_t is searched.
+///
+/// Both read DESIGN §3's "body face found closest to x_t"; they differ when
+/// the body moves by more than the cloth's distance to it within one frame.
+/// In CMU 01_01 from frame ~45 the body moves 3–6 cm per frame (mean over
+/// its vertices): up to a third of the T-shirt's x_t lie *inside* the body
+/// at t+1, where the closest face of the body at t+1 can be the far side of
+/// an arm, and its half-space then pushes the cloth through the arm.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ContactSearch {
+    /// Closest face of the body at t+1 (HOOD's convention; what the shipped
+    /// models were trained with).
+    #[default]
+    NextBody,
+    /// Closest face of the body at t, where x_t was computed against; that
+    /// face (same barycentric point) at t+1 gives the contact's point and
+    /// normal, so each contact follows the body part the cloth touches.
+    CurrentBody,
+}
+
 /// Matches every garment vertex to the closest face of `body_next` (the body
 /// at t+1) from its current position `x_t`.
 pub fn body_contacts(x_t: &[Vec3], body_next: &BodyQuery) -> Vec<BodyContact> {
@@ -58,6 +84,28 @@ pub fn body_contacts(x_t: &[Vec3], body_next: &BodyQuery) -> Vec<BodyContact> {
         .into_iter()
         .enumerate()
         .map(|(vertex, hit)| BodyContact::from_closest(vertex, &hit))
+        .collect()
+}
+
+/// Matches every garment vertex to the face of `body_now` (the body at t)
+/// closest to `x_t`, and reads that face's point (same barycentric
+/// coordinates) and normal off `body_next` (the same mesh at t+1).
+pub fn tracked_body_contacts(
+    x_t: &[Vec3],
+    body_now: &BodyQuery,
+    body_next: &BodyQuery,
+) -> Vec<BodyContact> {
+    body_now
+        .closest_many(x_t)
+        .into_iter()
+        .enumerate()
+        .map(|(vertex, hit)| BodyContact {
+            vertex,
+            face: hit.face,
+            barycentric: hit.barycentric,
+            point: body_next.point_on_face(hit.face, hit.barycentric),
+            normal: body_next.face_normal(hit.face),
+        })
         .collect()
 }
 
@@ -132,5 +180,19 @@ impl Energy for BodyCollision<'_> {
                 [-3.0 * self.weight * gap * gap * c.normal],
             )
         })
+    }
+
+    fn add_hessian(&self, x: &[Vec3], hessian: &mut Hessian) {
+        hessian.extend(self.contacts.iter().filter_map(|c| {
+            let gap = self.epsilon - c.distance(&x[c.vertex]);
+            (gap > 0.0).then(|| {
+                let stiffness = 6.0 * self.weight * gap;
+                (
+                    c.vertex,
+                    c.vertex,
+                    stiffness * c.normal * c.normal.transpose(),
+                )
+            })
+        }));
     }
 }

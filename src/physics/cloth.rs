@@ -3,7 +3,9 @@
 //! the incremental potential that training, the solver and evaluation share.
 
 use super::bend::Bend;
-use super::body_collision::{BodyCollision, BodyContact, body_contacts};
+use super::body_collision::{
+    BodyCollision, BodyContact, ContactSearch, body_contacts, tracked_body_contacts,
+};
 use super::config::PhysicsConfig;
 use super::energy::EnergySum;
 use super::external::ExternalForce;
@@ -77,6 +79,9 @@ impl Cloth {
 pub struct BodyMotion<'a> {
     pub next: &'a BodyQuery,
     pub prev_positions: &'a [Vec3],
+    /// The body at t as a query structure: needed (only) when contacts are
+    /// searched on it ([`ContactSearch::CurrentBody`]).
+    pub now: Option<&'a BodyQuery>,
 }
 
 /// Everything one step's energies need besides the prediction x: owns the
@@ -116,7 +121,17 @@ impl<'a> Step<'a> {
         let masses = cloth.masses.as_slice();
         let (contacts, friction) = match body {
             Some(body) => {
-                let contacts = body_contacts(x_t, body.next);
+                let contacts = match (config.contact_search, body.now) {
+                    (ContactSearch::NextBody, _) => body_contacts(x_t, body.next),
+                    (ContactSearch::CurrentBody, Some(now)) => {
+                        tracked_body_contacts(x_t, now, body.next)
+                    }
+                    (ContactSearch::CurrentBody, None) => {
+                        return Err(Error::invalid(
+                            "step: contact_search CurrentBody needs the body at t as a query",
+                        ));
+                    }
+                };
                 let friction = (config.friction.mu > 0.0).then(|| {
                     Friction::new(
                         &config.friction,

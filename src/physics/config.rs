@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::bend::BendRest;
-use super::body_collision::EPSILON;
+use super::body_collision::{ContactSearch, EPSILON};
 use super::friction::FrictionConfig;
 use super::material::{GRAVITY, Material};
 use super::solver::SolverConfig;
@@ -30,6 +30,8 @@ pub struct PhysicsConfig {
     pub collision_weight: f64,
     /// Body collision margin ε (m).
     pub collision_epsilon: f64,
+    /// Which body the contact faces are searched on.
+    pub contact_search: ContactSearch,
     /// Friction against the body.
     pub friction: FrictionConfig,
     /// Reference solver settings.
@@ -45,6 +47,7 @@ impl Default for PhysicsConfig {
             external_acceleration: [0.0; 3],
             collision_weight: 5e5,
             collision_epsilon: EPSILON,
+            contact_search: ContactSearch::default(),
             friction: FrictionConfig::default(),
             solver: SolverConfig::default(),
         }

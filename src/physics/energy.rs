@@ -8,6 +8,7 @@
 
 use rayon::prelude::*;
 
+use super::hessian::{Hessian, Projection};
 use crate::Vec3;
 
 /// A differentiable energy of the predicted positions.
@@ -17,6 +18,13 @@ pub trait Energy: Send + Sync {
 
     /// Returns E(x) and adds ∂E/∂x into `grad` (`grad.len() == x.len()`).
     fn value_and_gradient(&self, x: &[Vec3], grad: &mut [Vec3]) -> f64;
+
+    /// Adds a positive semi-definite approximation of ∂²E/∂x² at `x` into
+    /// `hessian` (see [`Hessian`]). The default adds nothing: a term without
+    /// second derivatives (the self-collision volume) then enters Newton's
+    /// method through its gradient only, and the line search keeps the step
+    /// a descent step for the whole sum.
+    fn add_hessian(&self, _x: &[Vec3], _hessian: &mut Hessian) {}
 
     /// E(x) alone (default: evaluates the gradient into a scratch buffer).
     fn value(&self, x: &[Vec3]) -> f64 {
@@ -32,6 +40,9 @@ impl<E: Energy + ?Sized> Energy for &E {
     fn value_and_gradient(&self, x: &[Vec3], grad: &mut [Vec3]) -> f64 {
         (**self).value_and_gradient(x, grad)
     }
+    fn add_hessian(&self, x: &[Vec3], hessian: &mut Hessian) {
+        (**self).add_hessian(x, hessian)
+    }
 }
 
 impl<E: Energy + ?Sized> Energy for Box<E> {
@@ -40,6 +51,9 @@ impl<E: Energy + ?Sized> Energy for Box<E> {
     }
     fn value_and_gradient(&self, x: &[Vec3], grad: &mut [Vec3]) -> f64 {
         (**self).value_and_gradient(x, grad)
+    }
+    fn add_hessian(&self, x: &[Vec3], hessian: &mut Hessian) {
+        (**self).add_hessian(x, hessian)
     }
 }
 
@@ -96,6 +110,13 @@ impl<'a> EnergySum<'a> {
         self.terms.iter().map(|t| t.name()).collect()
     }
 
+    /// The (PSD-approximated) Hessian of the sum at `x`.
+    pub fn hessian(&self, x: &[Vec3], projection: Projection) -> Hessian {
+        let mut hessian = Hessian::with_projection(x.len(), projection);
+        self.add_hessian(x, &mut hessian);
+        hessian
+    }
+
     /// Evaluates every term at `x`: the total, the summed gradient and the
     /// per-term values.
     pub fn evaluate(&self, x: &[Vec3]) -> Evaluation {
@@ -125,6 +146,9 @@ impl Energy for EnergySum<'_> {
             .iter()
             .map(|t| t.value_and_gradient(x, grad))
             .sum()
+    }
+    fn add_hessian(&self, x: &[Vec3], hessian: &mut Hessian) {
+        self.terms.iter().for_each(|t| t.add_hessian(x, hessian));
     }
 }
 

@@ -10,7 +10,9 @@
 //! E = μ·Σ_v f_n,v·φ(|u_v|),  φ(s) = s²/(2η) for s < η, s − η/2 otherwise,
 //!
 //! φ (Huber) makes the kink at zero slip C¹ with a sticking stiffness
-//! μ f_n/η below slip η. ∂E/∂x_v = μ f_n φ'(|u|)·u/|u| (T is symmetric, Tu = u).
+//! μ f_n/η below slip η. ∂E/∂x_v = μ f_n φ'(|u|)·u/|u| (T is symmetric, Tu = u),
+//! and ∂²E/∂x_v² = μ f_n·T/η while sticking, μ f_n·(T − ûûᵀ)/|u| while
+//! sliding (û = u/|u|): PSD and exact on either side of the kink at |u| = η.
 //!
 //! **Radius.** Contact means d(x_t) < 3 mm: the collision penalty keeps
 //! resting cloth at d ≈ ε = 2 mm (the penalty force balances the weight
@@ -24,6 +26,7 @@ use serde::{Deserialize, Serialize};
 
 use super::body_collision::BodyContact;
 use super::energy::{Energy, sum_over_elements};
+use super::hessian::{Block, Hessian};
 use crate::Vec3;
 
 /// Friction parameters.
@@ -129,5 +132,22 @@ impl Energy for Friction {
                 [c.max_force * dphi_over_s * slip],
             )
         })
+    }
+
+    fn add_hessian(&self, x: &[Vec3], hessian: &mut Hessian) {
+        let eta = self.stick_slip;
+        hessian.extend(self.contacts.iter().map(|c| {
+            let d = x[c.vertex] - c.anchor;
+            let slip = d - c.normal * c.normal.dot(&d);
+            let s = slip.norm();
+            let tangent: Block = Block::identity() - c.normal * c.normal.transpose();
+            let block = if s < eta {
+                c.max_force / eta * tangent
+            } else {
+                let u = slip / s;
+                c.max_force / s * (tangent - u * u.transpose())
+            };
+            (c.vertex, c.vertex, block)
+        }));
     }
 }

@@ -9,6 +9,7 @@
 use rayon::prelude::*;
 
 use super::energy::Energy;
+use super::hessian::{Block, Hessian};
 use crate::Vec3;
 use crate::mesh::TriMesh;
 
@@ -60,5 +61,16 @@ impl Energy for Inertia<'_> {
                 0.5 * m * inv_dt2 * d.norm_squared()
             })
             .sum()
+    }
+
+    /// ∂²E/∂x_v² = m_v/dt²·I (exact).
+    fn add_hessian(&self, _x: &[Vec3], hessian: &mut Hessian) {
+        let inv_dt2 = 1.0 / (self.dt * self.dt);
+        hessian.extend(
+            self.masses
+                .iter()
+                .enumerate()
+                .map(|(v, m)| (v, v, m * inv_dt2 * Block::identity())),
+        );
     }
 }

@@ -14,13 +14,17 @@ pub mod bend;
 pub mod body_collision;
 pub mod cloth;
 pub mod config;
+pub mod descent;
 pub mod energy;
 pub mod external;
 pub mod feasible;
 pub mod friction;
 pub mod gravity;
+pub mod hessian;
 pub mod inertia;
+pub mod lbfgs;
 pub mod material;
+pub mod newton;
 pub mod reference;
 pub mod self_collision;
 pub mod shapes;
@@ -28,15 +32,18 @@ pub mod solver;
 pub mod stretch;
 
 pub use bend::{Bend, BendRest};
-pub use body_collision::{BodyCollision, BodyContact, body_contacts};
+pub use body_collision::{
+    BodyCollision, BodyContact, ContactSearch, body_contacts, tracked_body_contacts,
+};
 pub use cloth::{BodyMotion, Cloth, Step};
 pub use config::PhysicsConfig;
 pub use energy::{Energy, EnergySum, Evaluation, TermValue};
 pub use external::ExternalForce;
 pub use friction::{Friction, FrictionConfig};
 pub use gravity::Gravity;
+pub use hessian::Hessian;
 pub use inertia::{Inertia, lumped_masses};
 pub use material::Material;
 pub use self_collision::SelfCollisionEnergy;
-pub use solver::{ClothState, ReferenceSolver, SolverConfig, StepReport};
+pub use solver::{ClothState, ReferenceSolver, SolverConfig, SolverMethod, StepReport};
 pub use stretch::Stretch;

@@ -45,7 +45,9 @@ pub struct ReferenceSimulation<'a> {
     body: &'a Body,
     poses: &'a [Pose],
     cloth: Cloth,
+    /// The body at the latest simulated frame, and at the one before it.
     query: BodyQuery,
+    query_prev: BodyQuery,
     self_collision: Option<SelfCollisionEnergy>,
     state: Option<ClothState>,
     body_prev: Vec<Vec3>,
@@ -78,6 +80,7 @@ impl<'a> ReferenceSimulation<'a> {
             body,
             poses,
             cloth,
+            query_prev: query.clone(),
             query,
             self_collision: None,
             state: None,
@@ -138,6 +141,9 @@ impl<'a> ReferenceSimulation<'a> {
             &transforms,
         );
         let body_next = self.body.posed_vertices(pose);
+        // The query of the frame before becomes the body at t; the older one
+        // is refitted to t+1.
+        std::mem::swap(&mut self.query, &mut self.query_prev);
         self.query.refit(&body_next)?;
         let mut solver = ReferenceSolver::new(&self.cloth, self.garment.pinned)?;
         if let Some(term) = &self.self_collision {
@@ -146,6 +152,7 @@ impl<'a> ReferenceSimulation<'a> {
         let motion = BodyMotion {
             next: &self.query,
             prev_positions: &self.body_prev,
+            now: Some(&self.query_prev),
         };
         let report = match &mut self.state {
             None => {

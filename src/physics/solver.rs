@@ -5,15 +5,13 @@
 //! collision + friction [+ self-collision]), over the free vertices; pinned
 //! vertices are set to their skinned target and stay there.
 //!
-//! **Method: L-BFGS with a diagonal preconditioner and Armijo backtracking.**
-//! Every term exposes only value + gradient (the same interface training
-//! uses, DESIGN §1), so L-BFGS runs on *all* terms, including the
-//! self-collision volume whose Hessian is not available; projected Newton
-//! would need a PSD-projected Hessian per term (StVK, dihedral bending and
-//! penetration volume). Cloth at dt = 1/30 s is badly conditioned (membrane
-//! stiffness ≫ m/dt²), so the initial inverse Hessian of the two-loop
-//! recursion is γ·D⁻¹ with D_v = m_v/dt² + Σ A·h·(2μ+λ)|∇N_v|² (the inertia
-//! plus the rest membrane stiffness of the vertex) rather than γ·I.
+//! **Method** ([`SolverMethod`]): projected Newton by default — every term
+//! adds a PSD approximation of its Hessian ([`super::hessian`]) and each
+//! iteration solves the sparse system by Cholesky ([`newton`]); or L-BFGS
+//! with a diagonal preconditioner ([`lbfgs`]), which needs gradients only.
+//! A term without a Hessian (the self-collision volume) enters Newton
+//! through its gradient. Both share the Armijo line search and the step
+//! limit that keeps every triangle from collapsing ([`super::descent`]).
 //!
 //! **Convergence.** The step stops when the relative residual force
 //! ‖∇E‖ / ‖m·g‖ over the free vertices (the net force on the cloth compared
@@ -33,26 +31,39 @@
 //! ≤ 1 %) but left 18 steps unconverged instead of 10 and made the solver
 //! ~4× slower (docs/BENCHMARKS.md, Physics).
 
-use std::collections::VecDeque;
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
 use super::body_collision::contacts_inside;
 use super::cloth::{BodyMotion, Cloth, Step};
-use super::energy::{Energy, EnergySum, Evaluation, TermValue};
-use super::feasible::max_step_keeping_area;
+use super::descent::{CRUSHED_AREA_FRACTION, Problem};
+use super::energy::{Energy, TermValue};
+use super::newton::SparseCholesky;
+use super::{lbfgs, newton};
 use crate::{Error, Result, Vec3};
+
+/// How each step's potential is minimised.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum SolverMethod {
+    /// Projected Newton with a sparse Cholesky solve ([`newton`]).
+    #[default]
+    Newton,
+    /// L-BFGS with a diagonal preconditioner ([`lbfgs`]): gradients only.
+    Lbfgs,
+}
 
 /// Settings of the reference solver.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct SolverConfig {
+    /// Newton (default) or L-BFGS.
+    pub method: SolverMethod,
     /// Stop when ‖∇E‖/‖m·g‖ over free vertices is below this.
     pub tolerance: f64,
     /// Iteration cap per step.
     pub max_iterations: usize,
-    /// L-BFGS memory (correction pairs).
+    /// L-BFGS memory (correction pairs; L-BFGS only).
     pub history: usize,
     /// Time step of the first, settling step (s).
     pub settle_dt: f64,
@@ -69,6 +80,7 @@ pub struct SolverConfig {
 impl Default for SolverConfig {
     fn default() -> Self {
         SolverConfig {
+            method: SolverMethod::default(),
             tolerance: 1e-3,
             max_iterations: 5000,
             history: 10,
@@ -93,183 +105,6 @@ impl SolverConfig {
         }
         Ok(())
     }
-}
-
-/// How one minimisation went.
-#[derive(Clone, Debug)]
-pub struct SolveReport {
-    pub iterations: usize,
-    pub converged: bool,
-    /// Final ‖∇E‖/‖m·g‖ over the free vertices.
-    pub residual: f64,
-    /// Energy, gradient and per-term values at the result.
-    pub evaluation: Evaluation,
-}
-
-/// Fraction of its area a triangle keeps, at least, within one iteration
-/// (see [`max_step_keeping_area`]): large enough that no step tunnels
-/// through a collapsed triangle, small enough that a face may still shrink
-/// or turn quickly over a few iterations.
-const KEPT_AREA_FRACTION: f64 = 0.2;
-
-/// What [`minimize`] needs besides the energy.
-#[derive(Clone, Copy, Debug)]
-pub struct Problem<'a> {
-    /// `free[v]`: vertex v is optimised (else it stays where it is).
-    pub free: &'a [bool],
-    /// Preconditioner D (> 0 per vertex, N/m): H₀ = γ·D⁻¹.
-    pub diagonal: &'a [f64],
-    /// The force norm (N) the residual ‖∇E‖ is measured against.
-    pub force_scale: f64,
-    /// The garment's triangles, none of which a step may collapse.
-    pub faces: &'a [[usize; 3]],
-}
-
-/// Minimises `energy` over the free vertices of `problem`, starting from `x`.
-/// Each iteration's step is limited so that no triangle collapses or flips
-/// along it ([`max_step_keeping_area`]); when no decrease is found along the
-/// L-BFGS direction the history is dropped and the preconditioned gradient
-/// is tried before giving up.
-pub fn minimize(
-    energy: &EnergySum<'_>,
-    x: &mut [Vec3],
-    problem: &Problem<'_>,
-    config: &SolverConfig,
-) -> Result<SolveReport> {
-    let Problem {
-        free,
-        diagonal,
-        force_scale,
-        faces,
-    } = *problem;
-    let mask = |g: &mut [Vec3]| {
-        g.iter_mut()
-            .zip(free)
-            .filter(|(_, f)| !**f)
-            .for_each(|(g, _)| *g = Vec3::zeros())
-    };
-    let residual_of = |g: &[Vec3]| norm(g) / force_scale;
-    let mut current = energy.evaluate(x);
-    mask(&mut current.gradient);
-    if !current.total.is_finite() {
-        return Err(Error::invalid(
-            "solver: energy is not finite at the initial guess",
-        ));
-    }
-    let mut history: VecDeque<(Vec<Vec3>, Vec<Vec3>, f64)> = VecDeque::new();
-    let mut iterations = 0;
-    let mut residual = residual_of(&current.gradient);
-    while residual > config.tolerance && iterations < config.max_iterations {
-        iterations += 1;
-        let mut direction = two_loop(&current.gradient, &history, diagonal);
-        let mut slope = dot(&direction, &current.gradient);
-        if slope.is_nan() || slope >= 0.0 {
-            history.clear();
-            direction = two_loop(&current.gradient, &history, diagonal);
-            slope = dot(&direction, &current.gradient);
-        }
-        let feasible = max_step_keeping_area(faces, x, &direction, KEPT_AREA_FRACTION);
-        let Some((step, mut next)) =
-            line_search(energy, x, &direction, &current, slope, feasible.min(1.0))
-        else {
-            if history.is_empty() {
-                break; // No decrease even along −D⁻¹∇E: stationary to round-off.
-            }
-            // The quasi-Newton model is stale (e.g. after a contact became
-            // active): restart from the preconditioned gradient.
-            history.clear();
-            continue;
-        };
-        mask(&mut next.gradient);
-        let s: Vec<Vec3> = direction.iter().map(|d| step * d).collect();
-        let y: Vec<Vec3> = next
-            .gradient
-            .iter()
-            .zip(&current.gradient)
-            .map(|(a, b)| a - b)
-            .collect();
-        let sy = dot(&s, &y);
-        if sy > 1e-12 * norm(&s) * norm(&y) {
-            if history.len() == config.history {
-                history.pop_front();
-            }
-            history.push_back((s.clone(), y, 1.0 / sy));
-        }
-        x.iter_mut().zip(&s).for_each(|(x, s)| *x += s);
-        current = next;
-        residual = residual_of(&current.gradient);
-    }
-    Ok(SolveReport {
-        iterations,
-        converged: residual <= config.tolerance,
-        residual,
-        evaluation: current,
-    })
-}
-
-/// L-BFGS two-loop recursion: returns −H·g with H₀ = γ·D⁻¹.
-fn two_loop(
-    g: &[Vec3],
-    history: &VecDeque<(Vec<Vec3>, Vec<Vec3>, f64)>,
-    diagonal: &[f64],
-) -> Vec<Vec3> {
-    let mut q = g.to_vec();
-    let mut alphas = Vec::with_capacity(history.len());
-    for (s, y, rho) in history.iter().rev() {
-        let alpha = rho * dot(s, &q);
-        q.iter_mut().zip(y).for_each(|(q, y)| *q -= alpha * y);
-        alphas.push(alpha);
-    }
-    let gamma = history.back().map_or(1.0, |(_, y, rho)| {
-        let y_dinv_y: f64 = y
-            .iter()
-            .zip(diagonal)
-            .map(|(y, d)| y.norm_squared() / d)
-            .sum();
-        1.0 / (rho * y_dinv_y)
-    });
-    q.iter_mut()
-        .zip(diagonal)
-        .for_each(|(q, d)| *q *= gamma / d);
-    for ((s, y, rho), alpha) in history.iter().zip(alphas.into_iter().rev()) {
-        let beta = rho * dot(y, &q);
-        q.iter_mut()
-            .zip(s)
-            .for_each(|(q, s)| *q += (alpha - beta) * s);
-    }
-    q.iter_mut().for_each(|q| *q = -*q);
-    q
-}
-
-/// Armijo backtracking from `max_step` (≤ 1); returns the step length and the
-/// evaluation there, or `None` if no decrease was found.
-fn line_search(
-    energy: &EnergySum<'_>,
-    x: &[Vec3],
-    direction: &[Vec3],
-    current: &Evaluation,
-    slope: f64,
-    max_step: f64,
-) -> Option<(f64, Evaluation)> {
-    const ARMIJO: f64 = 1e-4;
-    let mut step = max_step;
-    for _ in 0..40 {
-        let trial: Vec<Vec3> = x.iter().zip(direction).map(|(x, d)| x + step * d).collect();
-        let eval = energy.evaluate(&trial);
-        if eval.total.is_finite() && eval.total <= current.total + ARMIJO * step * slope {
-            return Some((step, eval));
-        }
-        step *= 0.5;
-    }
-    None
-}
-
-fn dot(a: &[Vec3], b: &[Vec3]) -> f64 {
-    a.iter().zip(b).map(|(a, b)| a.dot(b)).sum()
-}
-
-fn norm(a: &[Vec3]) -> f64 {
-    dot(a, a).sqrt()
 }
 
 /// Positions and velocities (m/s) of the garment.
@@ -313,6 +148,7 @@ pub struct ReferenceSolver<'a> {
     free: Vec<bool>,
     inertia_free_diagonal: Vec<f64>,
     weight_norm: f64,
+    crushed_areas: Vec<f64>,
 }
 
 impl<'a> ReferenceSolver<'a> {
@@ -341,6 +177,9 @@ impl<'a> ReferenceSolver<'a> {
             free,
             inertia_free_diagonal: cloth.membrane_stiffness_diagonal(),
             weight_norm,
+            crushed_areas: (0..cloth.rest().num_faces())
+                .map(|f| CRUSHED_AREA_FRACTION * cloth.rest().face_area(f))
+                .collect(),
         })
     }
 
@@ -408,20 +247,36 @@ impl<'a> ReferenceSolver<'a> {
             diagonal: &diagonal,
             force_scale: self.weight_norm,
             faces: &self.cloth.rest().faces,
+            crushed_areas: &self.crushed_areas,
         };
         let config = &self.cloth.config().solver;
         let (mut iterations, mut added_contacts, mut passes) = (0, 0, 0);
+        let mut cholesky = SparseCholesky::default();
         let solve = loop {
             let mut energy = step.energies();
             for term in &self.extra_terms {
                 energy.push(term);
             }
             // All passes share one iteration budget.
-            let budget = SolverConfig {
-                max_iterations: config.max_iterations - iterations,
-                ..*config
+            let budget = config.max_iterations - iterations;
+            let solve = match config.method {
+                SolverMethod::Newton => newton::minimize(
+                    &energy,
+                    &mut x,
+                    &problem,
+                    config.tolerance,
+                    budget,
+                    &mut cholesky,
+                )?,
+                SolverMethod::Lbfgs => lbfgs::minimize(
+                    &energy,
+                    &mut x,
+                    &problem,
+                    config.tolerance,
+                    budget,
+                    config.history,
+                )?,
             };
-            let solve = minimize(&energy, &mut x, &problem, &budget)?;
             drop(energy);
             iterations += solve.iterations;
             let more = passes < config.contact_passes && iterations < config.max_iterations;

@@ -8,10 +8,17 @@
 //!
 //! and ∂E_f/∂Ds = A_f·h·P·Dm⁻ᵀ with the first Piola stress P = F(2μG + λ tr(G) I).
 //! ψ depends on x only through FᵀF, so E is zero at rest and invariant to rigid motion.
+//!
+//! **Hessian.** The differential of P is dP = dF·S + F·dS with
+//! S = 2μG + λ tr(G) I, dG = ½(dFᵀF + FᵀdF) and dS = 2μ dG + λ tr(dG) I;
+//! applied to the six unit directions of F it gives ∂²ψ/∂F² (6×6), which
+//! is indefinite under compression, so it is projected to PSD before the
+//! chain rule dF = dDs·Dm⁻¹ maps it to the triangle's 9×9 block.
 
-use nalgebra::{Matrix2, Matrix3x2};
+use nalgebra::{Matrix2, Matrix3x2, Matrix6, SMatrix};
 
 use super::energy::{Energy, sum_over_elements};
+use super::hessian::{Hessian, add_element_hessians, project_psd};
 use super::material::{Material, THICKNESS};
 use crate::mesh::TriMesh;
 use crate::{Error, Result, Vec3};
@@ -111,6 +118,41 @@ fn stvk(f: &Matrix3x2<f64>, mu: f64, lambda: f64) -> (f64, Matrix3x2<f64>) {
     (psi, f * stress)
 }
 
+/// ∂²ψ/∂F² over vec(F), column-major (F[(r, j)] is entry 3j + r).
+fn stvk_hessian(f: &Matrix3x2<f64>, mu: f64, lambda: f64) -> Matrix6<f64> {
+    let green = 0.5 * (f.transpose() * f - Matrix2::identity());
+    let stress = 2.0 * mu * green + lambda * green.trace() * Matrix2::identity();
+    let mut hessian = Matrix6::zeros();
+    for k in 0..6 {
+        let mut df = Matrix3x2::zeros();
+        df[(k % 3, k / 3)] = 1.0;
+        let d_green = 0.5 * (df.transpose() * f + f.transpose() * df);
+        let d_stress = 2.0 * mu * d_green + lambda * d_green.trace() * Matrix2::identity();
+        let d_piola = df * stress + f * d_stress;
+        hessian.column_mut(k).copy_from_slice(d_piola.as_slice());
+    }
+    hessian
+}
+
+/// dvec(F)/d[x0, x1, x2] (6×9): F's column j is Σ_v c_vj·x_v with
+/// c_0j = Dm⁻¹[0, j], c_1j = Dm⁻¹[1, j], c_2j = −c_0j − c_1j.
+fn deformation_jacobian(dm_inv: &Matrix2<f64>) -> SMatrix<f64, 6, 9> {
+    let mut jacobian = SMatrix::<f64, 6, 9>::zeros();
+    for j in 0..2 {
+        let c = [
+            dm_inv[(0, j)],
+            dm_inv[(1, j)],
+            -dm_inv[(0, j)] - dm_inv[(1, j)],
+        ];
+        for (v, c) in c.into_iter().enumerate() {
+            for r in 0..3 {
+                jacobian[(3 * j + r, 3 * v + r)] = c;
+            }
+        }
+    }
+    jacobian
+}
+
 impl Energy for Stretch {
     fn name(&self) -> &str {
         "stretch"
@@ -125,6 +167,16 @@ impl Energy for Stretch {
             let g1: Vec3 = d_ds.column(1).into();
             (e.volume * psi, e.face, [g0, g1, -g0 - g1])
         })
+    }
+
+    fn add_hessian(&self, x: &[Vec3], hessian: &mut Hessian) {
+        let projection = hessian.projection();
+        add_element_hessians(&self.elements, hessian, |e| {
+            let f = edge_matrix(e.face, x) * e.dm_inv;
+            let d2psi = project_psd(&stvk_hessian(&f, self.mu, self.lambda), projection);
+            let jacobian = deformation_jacobian(&e.dm_inv);
+            Some((e.face, e.volume * jacobian.transpose() * d2psi * jacobian))
+        });
     }
 }
 

@@ -28,6 +28,8 @@ pub struct StepBodies {
     /// step itself never needs them, energies and metrics do (skipping the
     /// BVH build took a T-shirt rollout from 19 to 29 frames/s).
     query: OnceLock<BodyQuery>,
+    /// The same on the body at t (for `ContactSearch::CurrentBody`).
+    query_now: OnceLock<BodyQuery>,
 }
 
 impl StepBodies {
@@ -38,6 +40,15 @@ impl StepBodies {
         }
         let built = BodyQuery::new(&self.body_next)?;
         Ok(self.query.get_or_init(|| built))
+    }
+
+    /// Closest-point and signed-distance queries on the body at t.
+    pub fn query_now(&self) -> crate::Result<&BodyQuery> {
+        if let Some(q) = self.query_now.get() {
+            return Ok(q);
+        }
+        let built = BodyQuery::new(&self.body_next.with_positions(self.body_now.clone()))?;
+        Ok(self.query_now.get_or_init(|| built))
     }
 }
 
@@ -76,6 +87,7 @@ impl Scene {
             body_next: self.body.mesh.with_positions(body_next),
             pin_targets: self.skinned_garment(next),
             query: OnceLock::new(),
+            query_now: OnceLock::new(),
         })
     }
 }

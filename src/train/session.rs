@@ -34,7 +34,7 @@ use crate::model::checkpoint::{self, RngState, TrainingState};
 use crate::model::simulator::tensor_to_points;
 use crate::model::{NeuralSimulator, Trainer};
 use crate::motion::{FrameRange, Motion};
-use crate::physics::{BodyMotion, Cloth, PhysicsConfig, Step};
+use crate::physics::{BodyMotion, Cloth, ContactSearch, PhysicsConfig, Step};
 use crate::sim::{DT, GarmentModelInputs, GarmentState, SETTLE_DT, Scene, build_step_graph};
 use crate::{Error, Result};
 
@@ -324,6 +324,10 @@ impl SampleRun<'_> {
             let body = BodyMotion {
                 next: bodies.query()?,
                 prev_positions: &bodies.body_now,
+                now: match cloth.config().contact_search {
+                    ContactSearch::CurrentBody => Some(bodies.query_now()?),
+                    ContactSearch::NextBody => None,
+                },
             };
             let step = Step::new(&cloth, &state.x, &velocity, dt, Some(body))?
                 .with_collision_weight(tc.body_collision_weight.at(update));

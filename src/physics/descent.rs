@@ -1,0 +1,116 @@
+//! What the solver's minimisers share: the problem (free vertices, scaling,
+//! faces that must not collapse), the report, and the backtracking line
+//! search that keeps every step inside the energy's domain.
+
+use super::energy::{EnergySum, Evaluation};
+use super::feasible::max_step_keeping_area;
+use crate::Vec3;
+
+/// How one minimisation went.
+#[derive(Clone, Debug)]
+pub struct SolveReport {
+    pub iterations: usize,
+    pub converged: bool,
+    /// Final ‖∇E‖/‖m·g‖ over the free vertices.
+    pub residual: f64,
+    /// Energy, gradient and per-term values at the result.
+    pub evaluation: Evaluation,
+}
+
+/// Fraction of its area a triangle keeps, at least, within one iteration
+/// (see [`max_step_keeping_area`]): large enough that no step tunnels
+/// through a collapsed triangle, small enough that a face may still shrink
+/// or turn quickly over a few iterations.
+const KEPT_AREA_FRACTION: f64 = 0.2;
+
+/// What a minimiser needs besides the energy.
+#[derive(Clone, Copy, Debug)]
+pub struct Problem<'a> {
+    /// `free[v]`: vertex v is optimised (else it stays where it is).
+    pub free: &'a [bool],
+    /// Diagonal stiffness estimate D (> 0 per vertex, N/m): L-BFGS's
+    /// H₀ = γ·D⁻¹, and the fallback direction −D⁻¹∇E.
+    pub diagonal: &'a [f64],
+    /// The force norm (N) the residual ‖∇E‖ is measured against.
+    pub force_scale: f64,
+    /// The garment's triangles, none of which a step may collapse.
+    pub faces: &'a [[usize; 3]],
+    /// Per face, the area (m²) below which it is *crushed* and no longer
+    /// limits the step (see [`CRUSHED_AREA_FRACTION`]).
+    pub crushed_areas: &'a [f64],
+}
+
+/// A face whose area fell below this fraction of its rest area no longer
+/// limits the step. Without this, one triangle crushed between two body
+/// contacts (the T-shirt's armpit, where the body mesh intersects itself)
+/// shrinks by the factor [`KEPT_AREA_FRACTION`] per iteration forever and
+/// holds every other vertex still with it: the whole step stalls.
+pub const CRUSHED_AREA_FRACTION: f64 = 1e-3;
+
+impl Problem<'_> {
+    /// Zeroes the entries of the vertices that are not free.
+    pub fn mask(&self, g: &mut [Vec3]) {
+        g.iter_mut()
+            .zip(self.free)
+            .filter(|(_, f)| !**f)
+            .for_each(|(g, _)| *g = Vec3::zeros())
+    }
+
+    /// ‖g‖ / force scale: the convergence measure of a masked gradient.
+    pub fn residual(&self, g: &[Vec3]) -> f64 {
+        norm(g) / self.force_scale
+    }
+
+    /// The preconditioned steepest-descent direction −D⁻¹g.
+    pub fn scaled_gradient_step(&self, g: &[Vec3]) -> Vec<Vec3> {
+        g.iter().zip(self.diagonal).map(|(g, d)| -g / *d).collect()
+    }
+
+    /// The longest step (≤ 1) along `direction` that collapses no face
+    /// (crushed faces excepted).
+    pub fn max_step(&self, x: &[Vec3], direction: &[Vec3]) -> f64 {
+        let live: Vec<[usize; 3]> = self
+            .faces
+            .iter()
+            .zip(self.crushed_areas)
+            .filter(|([a, b, c], crushed)| {
+                0.5 * (x[*b] - x[*a]).cross(&(x[*c] - x[*a])).norm() >= **crushed
+            })
+            .map(|(f, _)| *f)
+            .collect();
+        max_step_keeping_area(&live, x, direction, KEPT_AREA_FRACTION).min(1.0)
+    }
+}
+
+/// Armijo backtracking from `max_step` (≤ 1); returns the step length and the
+/// evaluation there, or `None` if no decrease was found.
+pub fn line_search(
+    energy: &EnergySum<'_>,
+    x: &[Vec3],
+    direction: &[Vec3],
+    current: &Evaluation,
+    slope: f64,
+    max_step: f64,
+) -> Option<(f64, Evaluation)> {
+    const ARMIJO: f64 = 1e-4;
+    let mut step = max_step;
+    for _ in 0..40 {
+        let trial: Vec<Vec3> = x.iter().zip(direction).map(|(x, d)| x + step * d).collect();
+        let eval = energy.evaluate(&trial);
+        if eval.total.is_finite() && eval.total <= current.total + ARMIJO * step * slope {
+            return Some((step, eval));
+        }
+        step *= 0.5;
+    }
+    None
+}
+
+/// Σ a·b over vertices.
+pub fn dot(a: &[Vec3], b: &[Vec3]) -> f64 {
+    a.iter().zip(b).map(|(a, b)| a.dot(b)).sum()
+}
+
+/// Euclidean norm over all coordinates.
+pub fn norm(a: &[Vec3]) -> f64 {
+    dot(a, a).sqrt()
+}
