@@ -35,7 +35,7 @@ enum Command {
     /// penetrated regions, volumes and C.
     Check(check::Args),
     /// Simulate a garment on the body through a motion with the reference
-    /// implicit solver (backward Euler, L-BFGS) and write one PLY per frame.
+    /// implicit solver (backward Euler, projected Newton) and write one PLY per frame.
     Simulate(simulate::Args),
     /// Write a garment template (tshirt, skirt, tights, or your own OBJ/PLY)
     /// at rest, or skinned onto the body along a motion; `--list` names the

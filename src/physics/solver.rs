@@ -26,10 +26,15 @@
 //! closest to its new position as a second contact and the step is
 //! minimised again from there, at most `contact_passes` times (each pass
 //! keeps the term smooth: its contacts are fixed while it runs). Off by
-//! default: on the T-shirt along CMU 01_01 0–59, 3 passes cut the frames
-//! with > 1 % of vertices inside the body from 23 to 16 (frames 1–43 all
-//! ≤ 1 %) but left 18 steps unconverged instead of 10 and made the solver
-//! ~4× slower (docs/BENCHMARKS.md, Physics).
+//! default: with Newton and contacts found on the body at t, the T-shirt on
+//! CMU 01_01 0–59 has one frame over 1 % of vertices inside the body without
+//! passes (the settling step, 1.32 %, inside the body's own arm–torso
+//! overlap) and the same frame at 1.14 % with 3 passes, at 1.6× the time
+//! (docs/BENCHMARKS.md, Physics, session 5).
+//!
+//! **Contacts** are searched as the physics config's `contact_search` says
+//! ([`super::body_collision::ContactSearch`]); `senc simulate`'s configs
+//! search them on the body at t, which a fast-moving body needs.
 
 use std::time::Instant;
 
