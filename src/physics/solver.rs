@@ -28,8 +28,8 @@
 //! keeps the term smooth: its contacts are fixed while it runs). Off by
 //! default: with Newton and contacts found on the body at t, the T-shirt on
 //! CMU 01_01 0–59 has one frame over 1 % of vertices inside the body without
-//! passes (the settling step, 1.32 %, inside the body's own arm–torso
-//! overlap) and the same frame at 1.14 % with 3 passes, at 1.6× the time
+//! passes (the settling step, 1.32 %: cloth squeezed between arm and torso)
+//! and the same frame at 1.14 % with 3 passes, at 1.6× the time
 //! (docs/BENCHMARKS.md, Physics, session 5).
 //!
 //! **Contacts** are searched as the physics config's `contact_search` says
