@@ -737,6 +737,69 @@ fn prism(outline: &[[f64; 2]], depth: f64) -> TriMesh {
 }
 
 #[test]
+fn contact_passes_hold_cloth_in_a_gap_between_two_body_parts() {
+    // Two slabs 8 mm apart (lower: y ≤ 0, upper: y ≥ 8 mm), like an arm
+    // close to the torso. A cloth triangle in the gap moves up at 0.75 m/s
+    // (25 mm per frame, 14 mm after gravity). Its contacts at x_t are on the lower slab, so
+    // without passes it ends inside the upper one. The pass adds the upper
+    // slab's underside, facing the opposite way: both half-spaces together
+    // keep it in the gap.
+    let slab = |bottom: f64, top: f64| {
+        prism(
+            &[[-0.5, bottom], [0.5, bottom], [0.5, top], [-0.5, top]],
+            0.5,
+        )
+    };
+    let (lower, upper) = (slab(-0.04, 0.0), slab(0.008, 0.05));
+    let n = lower.positions.len();
+    let mut positions = lower.positions.clone();
+    positions.extend(&upper.positions);
+    let mut faces = lower.faces.clone();
+    faces.extend(upper.faces.iter().map(|f| f.map(|v| v + n)));
+    let body_mesh = TriMesh { positions, faces };
+    let body = BodyQuery::new(&body_mesh).unwrap();
+    let rest = TriMesh {
+        positions: vec![
+            Vec3::new(0.0, 0.003, 0.0),
+            Vec3::new(0.04, 0.003, 0.0),
+            Vec3::new(0.0, 0.003, 0.04),
+        ],
+        faces: vec![[0, 2, 1]],
+    };
+    let deepest = |passes: usize| {
+        let mut config = PhysicsConfig::default();
+        config.solver.contact_passes = passes;
+        let cloth = Cloth::new(&rest, &config).unwrap();
+        let solver = ReferenceSolver::new(&cloth, &[]).unwrap();
+        let mut state = ClothState::at_rest(rest.positions.clone());
+        state.velocities = vec![Vec3::new(0.0, 0.75, 0.0); 3];
+        let motion = BodyMotion {
+            next: &body,
+            prev_positions: &body_mesh.positions,
+            now: None,
+        };
+        let report = solver
+            .step(&mut state, 1.0 / 30.0, Some(motion), &rest.positions)
+            .unwrap();
+        assert!(report.converged, "{passes} passes: {report:?}");
+        let depth = state
+            .positions
+            .iter()
+            .map(|p| body.signed_distance(p))
+            .fold(f64::INFINITY, f64::min);
+        (depth, report.added_contacts)
+    };
+    let (without, _) = deepest(0);
+    assert!(
+        without < -0.005,
+        "deepest vertex without passes: {without} m"
+    );
+    let (with, added) = deepest(3);
+    assert!(added >= 3, "{added} contacts added");
+    assert!(with > -1e-4, "deepest vertex with passes: {with} m");
+}
+
+#[test]
 fn contacts_found_on_the_current_body_follow_a_fast_thin_body() {
     // A 4 cm thick slab (top at y = 0) with a sheet resting 2 mm above it
     // moves up 6 cm in one frame. On the slab at t+1 the sheet lies 1.8 cm
