@@ -736,6 +736,38 @@ fn prism(outline: &[[f64; 2]], depth: f64) -> TriMesh {
     TriMesh { positions, faces }
 }
 
+/// One solver step of `rest` moving at `velocity` against the static
+/// `body_mesh`, with `passes` contact passes: the deepest signed distance of
+/// the result (m), the contacts the passes added, and whether it converged.
+fn deepest_after_one_step(
+    body_mesh: &TriMesh,
+    rest: &TriMesh,
+    velocity: Vec3,
+    passes: usize,
+) -> (f64, usize, bool) {
+    let body = BodyQuery::new(body_mesh).unwrap();
+    let mut config = PhysicsConfig::default();
+    config.solver.contact_passes = passes;
+    let cloth = Cloth::new(rest, &config).unwrap();
+    let solver = ReferenceSolver::new(&cloth, &[]).unwrap();
+    let mut state = ClothState::at_rest(rest.positions.clone());
+    state.velocities = vec![velocity; rest.num_vertices()];
+    let motion = BodyMotion {
+        next: &body,
+        prev_positions: &body_mesh.positions,
+        now: None,
+    };
+    let report = solver
+        .step(&mut state, 1.0 / 30.0, Some(motion), &rest.positions)
+        .unwrap();
+    let depth = state
+        .positions
+        .iter()
+        .map(|p| body.signed_distance(p))
+        .fold(f64::INFINITY, f64::min);
+    (depth, report.added_contacts, report.converged)
+}
+
 #[test]
 fn contact_passes_hold_cloth_in_a_gap_between_two_body_parts() {
     // Two slabs 8 mm apart (lower: y ≤ 0, upper: y ≥ 8 mm), like an arm
@@ -757,7 +789,6 @@ fn contact_passes_hold_cloth_in_a_gap_between_two_body_parts() {
     let mut faces = lower.faces.clone();
     faces.extend(upper.faces.iter().map(|f| f.map(|v| v + n)));
     let body_mesh = TriMesh { positions, faces };
-    let body = BodyQuery::new(&body_mesh).unwrap();
     let rest = TriMesh {
         positions: vec![
             Vec3::new(0.0, 0.003, 0.0),
@@ -767,27 +798,10 @@ fn contact_passes_hold_cloth_in_a_gap_between_two_body_parts() {
         faces: vec![[0, 2, 1]],
     };
     let deepest = |passes: usize| {
-        let mut config = PhysicsConfig::default();
-        config.solver.contact_passes = passes;
-        let cloth = Cloth::new(&rest, &config).unwrap();
-        let solver = ReferenceSolver::new(&cloth, &[]).unwrap();
-        let mut state = ClothState::at_rest(rest.positions.clone());
-        state.velocities = vec![Vec3::new(0.0, 0.75, 0.0); 3];
-        let motion = BodyMotion {
-            next: &body,
-            prev_positions: &body_mesh.positions,
-            now: None,
-        };
-        let report = solver
-            .step(&mut state, 1.0 / 30.0, Some(motion), &rest.positions)
-            .unwrap();
-        assert!(report.converged, "{passes} passes: {report:?}");
-        let depth = state
-            .positions
-            .iter()
-            .map(|p| body.signed_distance(p))
-            .fold(f64::INFINITY, f64::min);
-        (depth, report.added_contacts)
+        let (depth, added, converged) =
+            deepest_after_one_step(&body_mesh, &rest, Vec3::new(0.0, 0.75, 0.0), passes);
+        assert!(converged, "{passes} passes: not converged");
+        (depth, added)
     };
     let (without, _) = deepest(0);
     assert!(
@@ -892,26 +906,9 @@ fn contact_passes_keep_cloth_out_of_a_concave_body() {
         faces: vec![[0, 2, 1]],
     };
     let deepest = |passes: usize| {
-        let mut config = PhysicsConfig::default();
-        config.solver.contact_passes = passes;
-        let cloth = Cloth::new(&rest, &config).unwrap();
-        let solver = ReferenceSolver::new(&cloth, &[]).unwrap();
-        let mut state = ClothState::at_rest(rest.positions.clone());
-        state.velocities = vec![Vec3::new(1.2, 0.0, 0.0); 3];
-        let motion = BodyMotion {
-            next: &body,
-            prev_positions: &body_mesh.positions,
-            now: None,
-        };
-        let report = solver
-            .step(&mut state, 1.0 / 30.0, Some(motion), &rest.positions)
-            .unwrap();
-        let depth = state
-            .positions
-            .iter()
-            .map(|p| body.signed_distance(p))
-            .fold(f64::INFINITY, f64::min);
-        (depth, report.added_contacts)
+        let (depth, added, _) =
+            deepest_after_one_step(&body_mesh, &rest, Vec3::new(1.2, 0.0, 0.0), passes);
+        (depth, added)
     };
     let (without, added) = deepest(0);
     assert_eq!(added, 0);

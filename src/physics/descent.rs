@@ -4,7 +4,7 @@
 
 use super::energy::{EnergySum, Evaluation};
 use super::feasible::max_step_keeping_area;
-use crate::Vec3;
+use crate::{Error, Result, Vec3};
 
 /// How one minimisation went.
 #[derive(Clone, Debug)]
@@ -15,6 +15,19 @@ pub struct SolveReport {
     pub residual: f64,
     /// Energy, gradient and per-term values at the result.
     pub evaluation: Evaluation,
+}
+
+impl SolveReport {
+    /// The report of a minimisation that ran `iterations` and ended at
+    /// `evaluation` with `residual` (converged if ≤ `tolerance`).
+    pub fn new(iterations: usize, tolerance: f64, residual: f64, evaluation: Evaluation) -> Self {
+        SolveReport {
+            iterations,
+            converged: residual <= tolerance,
+            residual,
+            evaluation,
+        }
+    }
 }
 
 /// Fraction of its area a triangle keeps, at least, within one iteration
@@ -48,6 +61,19 @@ pub struct Problem<'a> {
 pub const CRUSHED_AREA_FRACTION: f64 = 1e-3;
 
 impl Problem<'_> {
+    /// `energy` at the starting point `x`, its gradient masked; an error if
+    /// the energy is not finite there.
+    pub fn evaluate_start(&self, energy: &EnergySum<'_>, x: &[Vec3]) -> Result<Evaluation> {
+        let mut start = energy.evaluate(x);
+        self.mask(&mut start.gradient);
+        if !start.total.is_finite() {
+            return Err(Error::invalid(
+                "solver: energy is not finite at the initial guess",
+            ));
+        }
+        Ok(start)
+    }
+
     /// Zeroes the entries of the vertices that are not free.
     pub fn mask(&self, g: &mut [Vec3]) {
         g.iter_mut()

@@ -10,7 +10,7 @@ use std::collections::VecDeque;
 
 use super::descent::{Problem, SolveReport, dot, line_search, norm};
 use super::energy::EnergySum;
-use crate::{Error, Result, Vec3};
+use crate::{Result, Vec3};
 
 /// Minimises `energy` over the free vertices of `problem`, starting from `x`,
 /// until the residual is below `tolerance` or after `max_iterations`, with a
@@ -26,13 +26,7 @@ pub fn minimize(
     max_iterations: usize,
     history_len: usize,
 ) -> Result<SolveReport> {
-    let mut current = energy.evaluate(x);
-    problem.mask(&mut current.gradient);
-    if !current.total.is_finite() {
-        return Err(Error::invalid(
-            "solver: energy is not finite at the initial guess",
-        ));
-    }
+    let mut current = problem.evaluate_start(energy, x)?;
     let mut history: VecDeque<(Vec<Vec3>, Vec<Vec3>, f64)> = VecDeque::new();
     let mut iterations = 0;
     let mut residual = problem.residual(&current.gradient);
@@ -75,12 +69,7 @@ pub fn minimize(
         current = next;
         residual = problem.residual(&current.gradient);
     }
-    Ok(SolveReport {
-        iterations,
-        converged: residual <= tolerance,
-        residual,
-        evaluation: current,
-    })
+    Ok(SolveReport::new(iterations, tolerance, residual, current))
 }
 
 /// L-BFGS two-loop recursion: returns −H·g with H₀ = γ·D⁻¹.

@@ -28,7 +28,7 @@ use faer::{Col, Side};
 use super::descent::{Problem, SolveReport, dot, line_search};
 use super::energy::EnergySum;
 use super::hessian::Projection;
-use crate::{Error, Result, Vec3};
+use crate::{Result, Vec3};
 
 /// A step that moves no vertex by more than this (m) ends the minimisation.
 const STALLED_MOVE: f64 = 1e-12;
@@ -78,13 +78,7 @@ pub fn minimize(
     max_iterations: usize,
     cholesky: &mut SparseCholesky,
 ) -> Result<SolveReport> {
-    let mut current = energy.evaluate(x);
-    problem.mask(&mut current.gradient);
-    if !current.total.is_finite() {
-        return Err(Error::invalid(
-            "solver: energy is not finite at the initial guess",
-        ));
-    }
+    let mut current = problem.evaluate_start(energy, x)?;
     let mut iterations = 0;
     let mut residual = problem.residual(&current.gradient);
     let mut projection = Projection::Absolute;
@@ -127,12 +121,7 @@ pub fn minimize(
         current = next;
         residual = problem.residual(&current.gradient);
     }
-    Ok(SolveReport {
-        iterations,
-        converged: residual <= tolerance,
-        residual,
-        evaluation: current,
-    })
+    Ok(SolveReport::new(iterations, tolerance, residual, current))
 }
 
 /// d = −H⁻¹∇E over the free vertices (fixed vertices get d = 0).
