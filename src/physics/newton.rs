@@ -7,9 +7,9 @@
 //! along the soft (bending, sliding) directions, and a contact that switches
 //! on between two triangles pinched by the body makes the L-BFGS model
 //! stale again and again. The Newton system carries the membrane, contact
-//! and friction stiffness exactly (bending by Gauss–Newton), and the
-//! factorisation of a 3n × 3n system with the mesh's sparsity costs a few
-//! tens of milliseconds for the 4k-vertex T-shirt (docs/BENCHMARKS.md).
+//! and friction stiffness exactly (bending by Gauss–Newton); one iteration
+//! on the 1057-vertex T-shirt costs ~20 ms, most of it assembling H
+//! (docs/BENCHMARKS.md, Physics, session 5).
 //!
 //! Indefinite element Hessians (compressed StVK triangles) are filtered with
 //! absolute eigenvalues until a full step is accepted, then clamped to zero
@@ -85,12 +85,10 @@ pub fn minimize(
     while residual > tolerance && iterations < max_iterations {
         iterations += 1;
         let newton = newton_direction(energy, x, &current.gradient, problem, projection, cholesky);
-        let gradient_step = || problem.scaled_gradient_step(&current.gradient);
-        let mut attempts = match newton {
-            Some(d) => vec![d, gradient_step()],
-            None => vec![gradient_step()],
-        }
-        .into_iter();
+        // The Newton direction, then (only if it fails) −D⁻¹∇E.
+        let mut attempts = newton.into_iter().chain(std::iter::once_with(|| {
+            problem.scaled_gradient_step(&current.gradient)
+        }));
         let found = attempts.find_map(|direction| {
             let slope = dot(&direction, &current.gradient);
             if !(slope < 0.0) {
