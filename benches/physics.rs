@@ -28,11 +28,7 @@ fn sheet_on_sphere(c: &mut Criterion) {
     let cloth = Cloth::new(&rest, &PhysicsConfig::default()).unwrap();
     let ball = sphere(0.3, 5);
     let body = BodyQuery::new(&ball).unwrap();
-    let motion = BodyMotion {
-        next: &body,
-        prev_positions: &ball.positions,
-        now: None,
-    };
+    let motion = BodyMotion::new(&body, &ball.positions);
     let solver = ReferenceSolver::new(&cloth, &[]).unwrap();
     let mut state = ClothState::at_rest(rest.positions.clone());
     solver

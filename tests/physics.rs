@@ -101,11 +101,7 @@ fn every_energy_gradient_matches_central_differences() {
         .zip(&rest.positions)
         .map(|(a, b)| a - b)
         .collect();
-    let body = BodyMotion {
-        next: &body_next,
-        prev_positions: &ball.positions,
-        now: None,
-    };
+    let body = BodyMotion::new(&body_next, &ball.positions);
     let step = Step::new(&cloth, &x_t, &v_t, 1.0 / 30.0, Some(body)).unwrap();
     assert!(
         step.num_friction_contacts() > 20,
@@ -359,11 +355,7 @@ fn every_energy_gradient_matches_central_differences_on_the_tshirt() {
         let v_t: Vec<Vec3> = (0..n)
             .map(|_| Vec3::from_fn(|_, _| rng.random_range(-0.3..0.3)))
             .collect();
-        let motion_t = BodyMotion {
-            next: &body_next,
-            prev_positions: &body_prev,
-            now: None,
-        };
+        let motion_t = BodyMotion::new(&body_next, &body_prev);
         let step = Step::new(&cloth, &x_t, &v_t, 1.0 / 30.0, Some(motion_t)).unwrap();
         assert!(
             step.num_friction_contacts() > 50,
@@ -536,11 +528,7 @@ fn solver_drapes_a_sheet_over_a_moving_sphere() {
     let report = solver
         .settle(
             &mut state,
-            Some(BodyMotion {
-                next: &body,
-                prev_positions: &ball.positions,
-                now: None,
-            }),
+            Some(BodyMotion::new(&body, &ball.positions)),
             &no_pins,
         )
         .unwrap();
@@ -558,11 +546,7 @@ fn solver_drapes_a_sheet_over_a_moving_sphere() {
             .step(
                 &mut state,
                 1.0 / 30.0,
-                Some(BodyMotion {
-                    next: &body,
-                    prev_positions: &prev,
-                    now: None,
-                }),
+                Some(BodyMotion::new(&body, &prev)),
                 &no_pins,
             )
             .unwrap();
@@ -608,11 +592,7 @@ fn newton_and_lbfgs_reach_the_same_step_solution() {
         .unwrap()
         .settle(
             &mut draped,
-            Some(BodyMotion {
-                next: &body,
-                prev_positions: &ball.positions,
-                now: None,
-            }),
+            Some(BodyMotion::new(&body, &ball.positions)),
             &rest.positions,
         )
         .unwrap();
@@ -623,11 +603,7 @@ fn newton_and_lbfgs_reach_the_same_step_solution() {
         .map(|p| p + Vec3::new(0.01, 0.0, 0.0))
         .collect();
     body.refit(&moved).unwrap();
-    let motion = BodyMotion {
-        next: &body,
-        prev_positions: &ball.positions,
-        now: None,
-    };
+    let motion = BodyMotion::new(&body, &ball.positions);
     let mut results = Vec::new();
     for method in [SolverMethod::Newton, SolverMethod::Lbfgs] {
         let cloth = cloth_with(method);
@@ -677,11 +653,7 @@ fn solver_converges_from_a_badly_strained_start() {
     let report = solver
         .settle(
             &mut state,
-            Some(BodyMotion {
-                next: &body,
-                prev_positions: &ball.positions,
-                now: None,
-            }),
+            Some(BodyMotion::new(&body, &ball.positions)),
             &rest.positions,
         )
         .unwrap();
@@ -752,11 +724,7 @@ fn deepest_after_one_step(
     let solver = ReferenceSolver::new(&cloth, &[]).unwrap();
     let mut state = ClothState::at_rest(rest.positions.clone());
     state.velocities = vec![velocity; rest.num_vertices()];
-    let motion = BodyMotion {
-        next: &body,
-        prev_positions: &body_mesh.positions,
-        now: None,
-    };
+    let motion = BodyMotion::new(&body, &body_mesh.positions);
     let report = solver
         .step(&mut state, 1.0 / 30.0, Some(motion), &rest.positions)
         .unwrap();
@@ -867,11 +835,7 @@ fn contacts_found_on_the_current_body_follow_a_fast_thin_body() {
         },
     )
     .unwrap();
-    let no_query = BodyMotion {
-        next: &query_next,
-        prev_positions: &slab_now.positions,
-        now: None,
-    };
+    let no_query = BodyMotion::new(&query_next, &slab_now.positions);
     let v = vec![Vec3::zeros(); rest.num_vertices()];
     assert!(Step::new(&cloth, &rest.positions, &v, 1.0 / 30.0, Some(no_query)).is_err());
 }

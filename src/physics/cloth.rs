@@ -84,6 +84,18 @@ pub struct BodyMotion<'a> {
     pub now: Option<&'a BodyQuery>,
 }
 
+impl<'a> BodyMotion<'a> {
+    /// The body at t+1 as `next` and its vertex positions at t, without a
+    /// query on the body at t (enough for [`ContactSearch::NextBody`]).
+    pub fn new(next: &'a BodyQuery, prev_positions: &'a [Vec3]) -> Self {
+        BodyMotion {
+            next,
+            prev_positions,
+            now: None,
+        }
+    }
+}
+
 /// Everything one step's energies need besides the prediction x: owns the
 /// per-step correspondences (fixed within the step).
 pub struct Step<'a> {

@@ -47,11 +47,6 @@ impl Hessian {
         self.projection
     }
 
-    /// Number of vertices (the matrix is 3n × 3n).
-    pub fn num_vertices(&self) -> usize {
-        self.num_vertices
-    }
-
     /// The blocks added so far, as (row vertex, column vertex, block).
     pub fn blocks(&self) -> &[(usize, usize, Block)] {
         &self.blocks
@@ -175,12 +170,13 @@ pub(crate) fn add_element_hessians<T: Sync, const K: usize, const D: usize>(
 /// negative curvature along its collapse; with that direction clamped to
 /// zero stiffness the Newton step sees collapsing a sliver as free and heads
 /// straight for it until the no-collapse step limit stalls the line search
-/// (settling the skirt on CMU 01_01 frame 0: 5000 iterations without
-/// converging, 12 % mean strain). `Absolute` keeps such steps short (the same
-/// settle: 213 iterations) but is not the true Hessian where the cloth is
-/// compressed, so near a solution it converges only linearly, where `Clamp`
-/// converges fast. [`super::newton`] therefore uses `Absolute` until a full
-/// Newton step is accepted and `Clamp` from then on, back to `Absolute`
+/// (this stalled the skirt's settling step on CMU 01_01 before crushed faces
+/// stopped limiting the step, `descent::CRUSHED_AREA_FRACTION`: 5000
+/// iterations, 12 % strain). `Absolute` keeps such steps short but is not
+/// the true Hessian where the cloth is compressed, so near a solution it
+/// converges only linearly, where `Clamp` converges fast. [`super::newton`]
+/// therefore uses `Absolute` until a full Newton step is accepted and
+/// `Clamp` from then on, back to `Absolute`
 /// whenever a step has to be shortened. (Chen et al. 2024, "Stabler
 /// Neo-Hookean Simulation: Absolute Eigenvalue Filtering for Projected
 /// Newton", propose the absolute filter and the same kind of switch.)
