@@ -9,9 +9,11 @@ use super::body_collision::{
 use super::config::PhysicsConfig;
 use super::energy::EnergySum;
 use super::external::ExternalForce;
+use super::floor::Floor;
 use super::friction::Friction;
 use super::gravity::Gravity;
 use super::inertia::{Inertia, lumped_masses};
+use super::strain_limit::StrainLimit;
 use super::stretch::Stretch;
 use crate::body::query::BodyQuery;
 use crate::mesh::TriMesh;
@@ -25,6 +27,7 @@ pub struct Cloth {
     masses: Vec<f64>,
     stretch: Stretch,
     bend: Bend,
+    strain_limit: Option<StrainLimit>,
 }
 
 impl Cloth {
@@ -40,6 +43,10 @@ impl Cloth {
             masses: lumped_masses(rest, material.density),
             stretch: Stretch::new(rest, material)?,
             bend: Bend::new(rest, material.k_bend, config.bend_rest)?,
+            strain_limit: config
+                .strain_limit
+                .map(|limit| StrainLimit::new(rest, &limit))
+                .transpose()?,
         })
     }
 
@@ -62,6 +69,10 @@ impl Cloth {
     /// The bending term.
     pub fn bend(&self) -> &Bend {
         &self.bend
+    }
+    /// The strain-limiting term, if the config asks for one.
+    pub fn strain_limit(&self) -> Option<&StrainLimit> {
+        self.strain_limit.as_ref()
     }
 
     /// Per-vertex diagonal stiffness estimate (N/m) of the membrane at rest:
@@ -193,7 +204,8 @@ impl<'a> Step<'a> {
     }
 
     /// The incremental potential of the step: inertia, stretch, bend,
-    /// gravity, external force, body collision and friction. More terms
+    /// gravity, external force, body collision, friction and (if configured)
+    /// the floor and strain limiting. More terms
     /// (the self-collision volume) are added by the caller with
     /// [`EnergySum::push`].
     pub fn energies(&self) -> EnergySum<'_> {
@@ -214,6 +226,16 @@ impl<'a> Step<'a> {
         }
         if let Some(friction) = &self.friction {
             sum.push(friction);
+        }
+        if let Some(height) = self.cloth.config.floor {
+            sum.push(Floor::new(
+                height,
+                self.collision_weight,
+                self.cloth.config.collision_epsilon,
+            ));
+        }
+        if let Some(limit) = &self.cloth.strain_limit {
+            sum.push(limit);
         }
         sum
     }

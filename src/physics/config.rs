@@ -7,6 +7,7 @@ use super::body_collision::{ContactSearch, EPSILON};
 use super::friction::FrictionConfig;
 use super::material::{GRAVITY, Material};
 use super::solver::SolverConfig;
+use super::strain_limit::StrainLimitConfig;
 use crate::{Error, Result, Vec3};
 
 /// Physics parameters shared by training, the reference solver and evaluation.
@@ -34,6 +35,13 @@ pub struct PhysicsConfig {
     pub contact_search: ContactSearch,
     /// Friction against the body.
     pub friction: FrictionConfig,
+    /// Height (m) of a floor plane y = h the cloth stays above, with the
+    /// body's collision weight and margin (not in DESIGN; `None` in every
+    /// training config). Retargeted motions put the floor at y = 0.
+    pub floor: Option<f64>,
+    /// Optional strain limiting (not in DESIGN; `None` in every training
+    /// config): a stiff penalty on edges stretched beyond a limit.
+    pub strain_limit: Option<StrainLimitConfig>,
     /// Reference solver settings.
     pub solver: SolverConfig,
 }
@@ -49,6 +57,8 @@ impl Default for PhysicsConfig {
             collision_epsilon: EPSILON,
             contact_search: ContactSearch::default(),
             friction: FrictionConfig::default(),
+            floor: None,
+            strain_limit: None,
             solver: SolverConfig::default(),
         }
     }
@@ -92,6 +102,12 @@ impl PhysicsConfig {
         ];
         if let Some((_, what)) = checks.iter().find(|(ok, _)| !ok) {
             return Err(Error::invalid(format!("physics config: {what}")));
+        }
+        if self.floor.is_some_and(|h| !h.is_finite()) {
+            return Err(Error::invalid("physics config: floor must be finite"));
+        }
+        if let Some(limit) = &self.strain_limit {
+            limit.validate()?;
         }
         self.solver.validate()
     }

@@ -3,7 +3,8 @@
 //!
 //! One energy per file, all behind the [`Energy`] trait:
 //! [`Stretch`] (StVK), [`Bend`] (dihedral), [`Inertia`], [`Gravity`],
-//! [`ExternalForce`], [`BodyCollision`], [`Friction`]. A [`Cloth`] holds the
+//! [`ExternalForce`], [`BodyCollision`], [`Friction`], and the optional
+//! [`Floor`] and [`StrainLimit`] (not in DESIGN). A [`Cloth`] holds the
 //! rest-shape precomputation of a garment; a [`Step`] assembles one step's
 //! incremental potential as an [`EnergySum`], which reports per-term values.
 //! The self-collision volume (DESIGN §4) enters the same sum as one more
@@ -18,6 +19,7 @@ pub mod descent;
 pub mod energy;
 pub mod external;
 pub mod feasible;
+pub mod floor;
 pub mod friction;
 pub mod gravity;
 pub mod hessian;
@@ -29,6 +31,7 @@ pub mod reference;
 pub mod self_collision;
 pub mod shapes;
 pub mod solver;
+pub mod strain_limit;
 pub mod stretch;
 
 pub use bend::{Bend, BendRest};
@@ -39,6 +42,7 @@ pub use cloth::{BodyMotion, Cloth, Step};
 pub use config::PhysicsConfig;
 pub use energy::{Energy, EnergySum, Evaluation, TermValue};
 pub use external::ExternalForce;
+pub use floor::Floor;
 pub use friction::{Friction, FrictionConfig};
 pub use gravity::Gravity;
 pub use hessian::Hessian;
@@ -46,4 +50,5 @@ pub use inertia::{Inertia, lumped_masses};
 pub use material::Material;
 pub use self_collision::SelfCollisionEnergy;
 pub use solver::{ClothState, ReferenceSolver, SolverConfig, SolverMethod, StepReport};
+pub use strain_limit::{StrainLimit, StrainLimitConfig};
 pub use stretch::Stretch;

@@ -22,7 +22,7 @@ pub const FIXED_COLUMNS: [&str; 9] = [
 ];
 
 /// Energy term columns (values at the prediction, before the surrogate).
-pub const TERM_COLUMNS: [&str; 9] = [
+pub const TERM_COLUMNS: [&str; 11] = [
     "inertia",
     "stretch",
     "bend",
@@ -32,6 +32,8 @@ pub const TERM_COLUMNS: [&str; 9] = [
     "friction",
     "self_collision",
     "self_collision_c",
+    "floor",
+    "strain_limit",
 ];
 
 /// An open CSV log.
