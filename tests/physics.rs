@@ -430,6 +430,8 @@ fn every_energy_gradient_matches_central_differences_on_the_tshirt() {
                 cloth.masses(),
                 9.81,
             )),
+            Box::new(strain_limit(&garment.rest, 0.0)),
+            Box::new(Floor::new(median_height(&x), 5e5, 2e-3)),
             Box::new(&sum),
         ];
         for energy in &singles {
