@@ -40,6 +40,14 @@ fn bench(c: &mut Criterion) {
             .measurement_time(Duration::from_secs(4));
         group.bench_function("graph_build", |b| b.iter(build));
         group.bench_function("forward", |b| b.iter(|| sim.predict_positions(&graph)));
+        // The network alone on uploaded, normalised tensors: what
+        // scripts/torch_compare.py times as "forward" (no normalisation,
+        // upload, integration or read-back of positions).
+        // `sim` lives on a plain (non-autodiff) device.
+        let tensors = sim.upload(&graph);
+        group.bench_function("network_forward", |b| {
+            b.iter(|| sim.net.forward(&sim.arch, &tensors).into_data())
+        });
         group.bench_function("rollout_frame", |b| {
             b.iter(|| sim.predict_positions(&build()))
         });
