@@ -153,3 +153,7 @@ criterion_group! {
     targets = sheet_on_sphere, tshirt_on_cmu_01_01
 }
 criterion_main!(benches);
+
+/// The `senc` binary's allocator, so the timings are the binary's.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
