@@ -14,7 +14,7 @@
 //! beside the feet.
 
 use super::energy::{Energy, sum_over_elements};
-use super::hessian::Hessian;
+use super::hessian::{Block, Hessian};
 use crate::Vec3;
 
 /// The floor penalty of one step.
@@ -62,7 +62,7 @@ impl Energy for Floor {
         hessian.extend(x.iter().enumerate().filter_map(|(v, p)| {
             let gap = self.gap(p);
             (gap > 0.0).then(|| {
-                let mut block = super::hessian::Block::zeros();
+                let mut block = Block::zeros();
                 block[(1, 1)] = 6.0 * self.weight * gap;
                 (v, v, block)
             })
