@@ -118,15 +118,15 @@ impl StrainLimit {
         self.edges.len()
     }
 
-    /// Unit direction, length and excess strain δ of `edge` at `x`.
-    fn excess(&self, edge: &Edge, x: &[Vec3]) -> (Vec3, f64, f64) {
+    /// Unit direction n, length l and excess strain δ > 0 of `edge` at `x`,
+    /// or `None` while the edge is within the limit.
+    fn overstretch(&self, edge: &Edge, x: &[Vec3]) -> Option<(Vec3, f64, f64)> {
         let [a, b] = edge.ends;
         let d = x[b] - x[a];
         let length = d.norm();
-        let excess = (length / edge.rest_length - 1.0 - self.max_strain).max(0.0);
-        // δ > 0 implies length > 0, so the direction is only used when defined.
-        let direction = if excess > 0.0 { d / length } else { d };
-        (direction, length, excess)
+        let excess = length / edge.rest_length - 1.0 - self.max_strain;
+        // δ > 0 implies l > L·(1 + s_max) > 0, so n is defined.
+        (excess > 0.0).then(|| (d / length, length, excess))
     }
 }
 
@@ -136,21 +136,22 @@ impl Energy for StrainLimit {
     }
 
     fn value_and_gradient(&self, x: &[Vec3], grad: &mut [Vec3]) -> f64 {
-        sum_over_elements(&self.edges, grad, |e| {
-            let (n, _, excess) = self.excess(e, x);
-            let pull = 3.0 * self.stiffness * excess * excess * n;
-            (
-                self.stiffness * e.rest_length * excess.powi(3),
-                e.ends,
-                [-pull, pull],
-            )
+        sum_over_elements(&self.edges, grad, |e| match self.overstretch(e, x) {
+            Some((n, _, excess)) => {
+                let pull = 3.0 * self.stiffness * excess * excess * n;
+                (
+                    self.stiffness * e.rest_length * excess.powi(3),
+                    e.ends,
+                    [-pull, pull],
+                )
+            }
+            None => (0.0, e.ends, [Vec3::zeros(); 2]),
         })
     }
 
     fn add_hessian(&self, x: &[Vec3], hessian: &mut Hessian) {
         add_element_hessians(&self.edges, hessian, |e| {
-            let (n, length, excess) = self.excess(e, x);
-            (excess > 0.0).then(|| {
+            self.overstretch(e, x).map(|(n, length, excess)| {
                 let along = n * n.transpose();
                 let h: Block = (6.0 * self.stiffness * excess / e.rest_length) * along
                     + (3.0 * self.stiffness * excess * excess / length)
