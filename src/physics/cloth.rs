@@ -70,10 +70,6 @@ impl Cloth {
     pub fn bend(&self) -> &Bend {
         &self.bend
     }
-    /// The strain-limiting term, if the config asks for one.
-    pub fn strain_limit(&self) -> Option<&StrainLimit> {
-        self.strain_limit.as_ref()
-    }
 
     /// Per-vertex diagonal stiffness estimate (N/m) of the membrane at rest:
     /// Σ_f A_f·h·(2μ + λ)·|∇N_v|², used to precondition the solver.

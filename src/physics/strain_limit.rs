@@ -12,13 +12,16 @@
 //! with H = (6k·δ/L)·n nᵀ + (3k·δ²/l)·(I − n nᵀ), the element matrix over
 //! (a, b) is [H, −H; −H, H].
 //!
-//! Why it exists: DESIGN's default material is soft ((2μ + λ)·h = 43 N/m). A
-//! 0.9 m skirt hanging from the waist stretches 2 % on average at rest and
-//! 6–8.5 % while CMU 01_01's jump accelerates the hips at 1.6–2.4 g, where
-//! woven fabric stiffens sharply after a few percent. Strain limiting is how
-//! cloth solvers model that stiffening (Provot 1995; Thomaszewski et al.
-//! 2009, "Continuum-based strain limiting"); as a penalty it enters the same
-//! energy sum, Newton's method and line search as every other term.
+//! Why it exists: DESIGN's default material is soft ((2μ + λ)·h = 43 N/m),
+//! where woven fabric stiffens sharply after a few percent. Strain limiting
+//! is how cloth solvers model that stiffening (Provot 1995; Thomaszewski et
+//! al. 2009, "Continuum-based strain limiting"); as a penalty it enters the
+//! same energy sum, Newton's method and line search as every other term.
+//! Measured on the skirt (docs/BENCHMARKS.md, Physics, session 6): with the
+//! floor and a 5 % limit CMU 01_01's take-off stays at 3 % mean strain
+//! instead of 7.8 %, but on 01_03 a raised knee then goes through the skirt,
+//! so no shipped config uses it by default
+//! (`configs/simulate_skirt_strain_limit.ron` does).
 
 use serde::{Deserialize, Serialize};
 
