@@ -159,8 +159,10 @@ fn every_energy_gradient_matches_central_differences() {
         Box::new(ExternalForce::new(masses, Vec3::new(1.0, -2.0, 3.0))),
         Box::new(BodyCollision::new(&contacts, 5e5, 2e-3)),
         Box::new(friction),
-        // Noise of 2 mm on 5.3 cm edges strains some edges past 2 %.
-        Box::new(strain_limit(&rest, 0.02)),
+        // Noise of 2 mm on 5.3 cm edges strains some edges past 2 %; a cap
+        // of 1 N (reached 0.58 % past the limit) puts some of them beyond it.
+        Box::new(strain_limit(&rest, 0.02, None)),
+        Box::new(strain_limit(&rest, 0.02, Some(1.0))),
         // A floor through the middle of the draped sheet.
         Box::new(Floor::new(median_height(&x), 5e5, 2e-3)),
     ];
@@ -175,11 +177,13 @@ fn every_energy_gradient_matches_central_differences() {
     }
 }
 
-/// The strain-limiting term over `rest`'s edges with limit `max_strain`.
-fn strain_limit(rest: &TriMesh, max_strain: f64) -> StrainLimit {
+/// The strain-limiting term over `rest`'s edges with limit `max_strain`
+/// and pull cap `max_force` (N).
+fn strain_limit(rest: &TriMesh, max_strain: f64, max_force: Option<f64>) -> StrainLimit {
     let config = StrainLimitConfig {
         max_strain,
         stiffness: 1e4,
+        max_force,
     };
     StrainLimit::new(rest, &config).unwrap()
 }
@@ -259,9 +263,17 @@ fn every_hessian_matches_finite_differences_of_its_gradient() {
     assert!(err < 1e-6, "stretch: relative Hessian error {err:e}");
     // Strain limiting is exact and PSD: every edge of the tense sheet is past
     // a 5 % limit, and a noisier sheet has edges on both sides of it.
-    let limit = strain_limit(&rest, 0.05);
+    let limit = strain_limit(&rest, 0.05, None);
     let err = hessian_error_at(&limit, &tense, 1e-7, &all);
     assert!(err < 1e-6, "strain limit: relative Hessian error {err:e}");
+    // Capped at 10 N (reached 1.8 % past the limit), the tense sheet's edges
+    // (5 % past it) pull with the cap: only the transverse part is left.
+    let capped = strain_limit(&rest, 0.05, Some(10.0));
+    let err = hessian_error_at(&capped, &tense, 1e-7, &all);
+    assert!(
+        err < 1e-6,
+        "capped strain limit: relative Hessian error {err:e}"
+    );
     let mixed = perturbed(&rest, 3e-3, &mut rng);
     let lowest = smallest_relative_eigenvalue(&limit, &mixed);
     assert!(
@@ -430,7 +442,10 @@ fn every_energy_gradient_matches_central_differences_on_the_tshirt() {
                 cloth.masses(),
                 9.81,
             )),
-            Box::new(strain_limit(&garment.rest, 0.0)),
+            Box::new(strain_limit(&garment.rest, 0.0, None)),
+            // Capped at 10 N: 1 N would leave pulls so small that the
+            // O(h²) truncation error of the differences nears 1e-6 of them.
+            Box::new(strain_limit(&garment.rest, 0.0, Some(10.0))),
             Box::new(Floor::new(median_height(&x), 5e5, 2e-3)),
             Box::new(&sum),
         ];
@@ -468,7 +483,7 @@ fn stretch_bend_and_strain_limit_vanish_at_rest_and_are_rigid_invariant() {
     let rigid = rigid_motion(&mut rng);
     let moved_rest: Vec<Vec3> = rest.positions.iter().map(&rigid).collect();
     let moved_flat: Vec<Vec3> = flat_sheet.positions.iter().map(&rigid).collect();
-    let limit = strain_limit(&rest, 0.0);
+    let limit = strain_limit(&rest, 0.0, None);
     for (name, e, at_rest) in [
         ("stretch", &stretch as &dyn Energy, &moved_rest),
         ("strain limit", &limit, &moved_rest),
@@ -746,13 +761,25 @@ fn strain_limit_holds_a_sheet_hanging_under_a_heavy_load() {
         max_tensile_strain(&rest, &state.positions)
     };
     let free = hang(None);
-    let limited = hang(Some(StrainLimitConfig {
+    let limit = StrainLimitConfig {
         max_strain: 0.04,
         stiffness: 1e4,
+        max_force: None,
+    };
+    let limited = hang(Some(limit));
+    // The sheet weighs 2.5 N at 5 g, shared by 12 columns: a 1 N cap on each
+    // edge's pull leaves the limit intact.
+    let capped = hang(Some(StrainLimitConfig {
+        max_force: Some(1.0),
+        ..limit
     }));
-    eprintln!("max tensile strain: free {free:.4}, limited {limited:.4}");
+    eprintln!("max tensile strain: free {free:.4}, limited {limited:.4}, capped {capped:.4}");
     assert!(free > 0.08, "the load is too light to test: {free}");
     assert!(limited < 0.045, "limited sheet stretched {limited}");
+    assert!(
+        capped < 0.045,
+        "capped limit let the sheet stretch {capped}"
+    );
 }
 
 #[test]
