@@ -783,6 +783,69 @@ fn strain_limit_holds_a_sheet_hanging_under_a_heavy_load() {
 }
 
 #[test]
+fn capped_strain_limit_yields_to_a_body_that_needs_more_cloth() {
+    // A 0.4 m sheet pinned along x = ±0.2 m, and a 10 cm ball rising under
+    // its middle, 1 cm per frame, until its top is 7 cm above the pins: the
+    // cloth must stretch well past a 2 % limit to go over it (a knee raised
+    // into a long skirt). The uncapped limit pulls the cloth into the ball;
+    // capped at 0.5 N per edge (below the 6 N a contact pushes with at zero
+    // depth) the cloth stretches and the ball stays outside.
+    let rest = cloth_sheet(9, 0.4, 0.0);
+    let pinned: Vec<usize> = (0..rest.num_vertices())
+        .filter(|&v| rest.positions[v].x.abs() > 0.2 - 1e-9)
+        .collect();
+    assert_eq!(pinned.len(), 18);
+    let ball = sphere(0.1, 3);
+    let ball_at = |frame: usize| -> Vec<Vec3> {
+        let lift = Vec3::new(0.0, -0.103 + 0.01 * frame as f64, 0.0);
+        ball.positions.iter().map(|p| p + lift).collect()
+    };
+    let deepest_and_strain = |max_force: Option<f64>| {
+        let config = PhysicsConfig {
+            strain_limit: Some(StrainLimitConfig {
+                max_strain: 0.02,
+                stiffness: 1e4,
+                max_force,
+            }),
+            ..Default::default()
+        };
+        let cloth = Cloth::new(&rest, &config).unwrap();
+        let solver = ReferenceSolver::new(&cloth, &pinned).unwrap();
+        let mut state = ClothState::at_rest(rest.positions.clone());
+        let mut query = BodyQuery::new(&ball).unwrap();
+        let mut deepest = f64::INFINITY;
+        for frame in 1..=10 {
+            let prev = ball_at(frame - 1);
+            query.refit(&ball_at(frame)).unwrap();
+            let motion = BodyMotion::new(&query, &prev);
+            let report = solver
+                .step(&mut state, 1.0 / 30.0, Some(motion), &rest.positions)
+                .unwrap();
+            assert!(report.converged, "{max_force:?}, frame {frame}: {report:?}");
+            let d = state
+                .positions
+                .iter()
+                .map(|p| query.signed_distance(p))
+                .fold(f64::INFINITY, f64::min);
+            deepest = deepest.min(d);
+        }
+        (deepest, max_tensile_strain(&rest, &state.positions))
+    };
+    let (uncapped, uncapped_strain) = deepest_and_strain(None);
+    let (capped, capped_strain) = deepest_and_strain(Some(0.5));
+    eprintln!(
+        "deepest vertex in the ball: uncapped {uncapped:.4} m ({uncapped_strain:.3} strain), \
+         capped {capped:.4} m ({capped_strain:.3})"
+    );
+    assert!(uncapped < -0.003, "uncapped limit: deepest {uncapped} m");
+    assert!(capped > -1e-4, "capped limit: deepest {capped} m");
+    assert!(
+        capped_strain > 0.05,
+        "the ball did not need more cloth: {capped_strain}"
+    );
+}
+
+#[test]
 fn floor_keeps_a_falling_sheet_above_it() {
     // A sheet dropped from 10 cm with no body: for 20 frames it falls ~0.8 m
     // without a floor; with the floor at y = 0 it lands and stays on it.
