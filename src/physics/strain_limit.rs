@@ -1,5 +1,5 @@
 //! Strain limiting: a one-sided penalty on every mesh edge stretched beyond a
-//! limit, whose pull can be capped so that it never beats a body contact.
+//! limit, whose pull can be capped so that it yields to body contacts.
 //! Not part of DESIGN §3; off unless a config asks for it
 //! (`PhysicsConfig::strain_limit`), and no shipped training config does.
 //!
@@ -49,9 +49,10 @@ use crate::{Error, Result, Vec3};
 pub struct StrainLimitConfig {
     /// Edge strain l/L − 1 left free (dimensionless).
     pub max_strain: f64,
-    /// k of k·Σ L·δ³ (N): the pull of an edge overstretched by δ is 3k·δ².
+    /// k of k·Σ L·δ³ (N): uncapped, an edge overstretched by δ pulls with 3k·δ².
     pub stiffness: f64,
-    /// Largest pull of one edge (N), or `None` for the uncapped cubic.
+    /// The pull one edge saturates at (N; see the module docs), or `None`
+    /// for the uncapped cubic.
     pub max_force: Option<f64>,
 }
 
@@ -175,7 +176,7 @@ impl StrainLimit {
 }
 
 /// z − atan(z) for z ≥ 0, without the cancellation of the difference at
-/// small z (series z³/3 − z⁵/5 + z⁷/7 − z⁹/9, error < z¹¹/11 < 1e-22·z³).
+/// small z (series z³/3 − z⁵/5 + z⁷/7 − z⁹/9, error < z¹¹/11 < 1e-17·z³).
 fn z_minus_atan(z: f64) -> f64 {
     if z < 1e-2 {
         let z2 = z * z;
