@@ -1,5 +1,6 @@
 //! `senc eval --frames-dir` on a hand-made intersecting sequence reports the
-//! self-collision metric the analysis computes.
+//! self-collision metric the analysis computes; `senc check --body` lists
+//! the vertices inside a body.
 
 use std::process::Command;
 
@@ -8,6 +9,7 @@ use senc::body::Body;
 use senc::collide::{LoopClosure, LossKind, SelfCollision};
 use senc::garment::Garment;
 use senc::mesh::write_ply_simple;
+use senc::physics::shapes::{cloth_sheet, sphere};
 
 /// The T-shirt with a patch of its front pushed `depth` metres backwards
 /// through the back (smooth falloff, so the patch stays attached).
@@ -82,6 +84,68 @@ fn eval_of_ply_frames_reports_the_analysis_volume() {
     assert_eq!(
         overall["pct_over_0_01"].as_f64().unwrap(),
         100.0 * above / 3.0
+    );
+}
+
+/// `senc check --body` on a sheet through a ball lists exactly the vertices
+/// inside the ball, deepest first, with their depths; a malformed body file
+/// is an error naming it.
+#[test]
+fn check_lists_the_vertices_inside_a_body() {
+    let dir = tempfile::tempdir().unwrap();
+    let (sheet_path, ball_path) = (dir.path().join("sheet.ply"), dir.path().join("ball.ply"));
+    // A 1 m sheet (10 cm grid) through the middle of a ball of radius 0.33 m:
+    // vertices within its rim are inside (none is within 1 cm of the rim).
+    let sheet = cloth_sheet(11, 1.0, 0.0);
+    write_ply_simple(&sheet_path, &sheet).unwrap();
+    write_ply_simple(&ball_path, &sphere(0.33, 4)).unwrap();
+    let radii: Vec<f64> = sheet.positions.iter().map(|p| p.norm()).collect();
+    assert!(radii.iter().all(|r| (r - 0.33).abs() > 0.01));
+    let expected = radii.iter().filter(|&&r| r < 0.33).count();
+    assert!(expected > 0);
+
+    let mut check = Command::new(env!("CARGO_BIN_EXE_senc"));
+    check
+        .arg("check")
+        .arg(&sheet_path)
+        .arg("--body")
+        .arg(&ball_path)
+        .arg("--json");
+    let json = run_json(&mut check);
+    let body = &json["body"];
+    assert_eq!(body["inside"].as_u64(), Some(expected as u64));
+    let pct = body["penetration_pct"].as_f64().unwrap();
+    assert!(
+        (pct - 100.0 * expected as f64 / 121.0).abs() < 1e-9,
+        "{pct}"
+    );
+    let listed = body["vertices"].as_array().unwrap();
+    let depths: Vec<f64> = listed
+        .iter()
+        .map(|v| v["depth"].as_f64().unwrap())
+        .collect();
+    assert!(depths.windows(2).all(|w| w[0] >= w[1]), "{depths:?}");
+    for v in listed {
+        let i = v["vertex"].as_u64().unwrap() as usize;
+        let depth = v["depth"].as_f64().unwrap();
+        assert!(
+            (depth - (0.33 - radii[i])).abs() < 2e-3,
+            "vertex {i}: {depth}"
+        );
+    }
+
+    std::fs::write(&ball_path, "ply\nformat ascii 1.0\nelement vertex 2\n").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_senc"))
+        .arg("check")
+        .arg(&sheet_path)
+        .arg("--body")
+        .arg(&ball_path)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && stderr.contains("ball.ply"),
+        "{stderr}"
     );
 }
 

@@ -1,10 +1,16 @@
-//! `senc check MESH`: self-collision analysis of one mesh (DESIGN §4 steps 1–5).
+//! `senc check MESH [--body BODY]`: self-collision analysis of one mesh
+//! (DESIGN §4 steps 1–5) and, with a posed body, the vertices inside it.
 
 use std::path::PathBuf;
 
+use senc::body::query::BodyQuery;
 use senc::collide::{LoopClosure, LossKind, SelfCollision, SelfCollisionReport};
+use senc::eval::metrics::points_inside;
 use senc::mesh::ply::{PlyExtras, PlyFormat, write_ply};
 use senc::mesh::read_mesh;
+
+/// How many of the deepest vertices inside the body the text report lists.
+const DEEPEST_LISTED: usize = 10;
 
 /// Colour of penetrated faces in `--out`.
 const PENETRATED: [u8; 3] = [220, 40, 40];
@@ -21,9 +27,26 @@ pub struct Args {
     /// Write the mesh as PLY with penetrated faces coloured red.
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Posed body mesh (.ply or .obj, e.g. `body_00012.ply` from `senc
+    /// simulate --with-body`): also report the mesh's vertices inside it,
+    /// deepest first.
+    #[arg(long)]
+    pub body: Option<PathBuf>,
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
+}
+
+/// Vertices of the checked mesh inside the body: (index, depth in m), deepest first.
+struct BodyCheck {
+    inside: Vec<(usize, f64)>,
+    vertices: usize,
+}
+
+impl BodyCheck {
+    fn percent(&self) -> f64 {
+        100.0 * self.inside.len() as f64 / self.vertices.max(1) as f64
+    }
 }
 
 pub fn run(args: Args) -> senc::Result<()> {
@@ -32,6 +55,17 @@ pub fn run(args: Args) -> senc::Result<()> {
         .map_err(|e| senc::Error::invalid(format!("{}: {e}", args.mesh.display())))?;
     let report = analysis.evaluate(&mesh.positions, LossKind::Volume, 1.0)?;
     let penetrated = report.penetrated_garment_faces(mesh.num_faces());
+    let body = match &args.body {
+        Some(path) => {
+            let query = BodyQuery::new(&read_mesh(path)?)
+                .map_err(|e| senc::Error::invalid(format!("{}: {e}", path.display())))?;
+            Some(BodyCheck {
+                inside: points_inside(&query, &mesh.positions),
+                vertices: mesh.num_vertices(),
+            })
+        }
+        None => None,
+    };
     if let Some(out) = &args.out {
         let mut colors = vec![CLEAR; mesh.num_faces()];
         for &f in &penetrated {
@@ -44,11 +78,45 @@ pub fn run(args: Args) -> senc::Result<()> {
         write_ply(out, &mesh, &extras, PlyFormat::BinaryLittleEndian)?;
     }
     if args.json {
-        println!("{}", to_json(&report));
+        let mut json = to_json(&report);
+        if let Some(body) = &body {
+            json["body"] = body_json(body);
+        }
+        println!("{json}");
     } else {
         print_text(&args, &report, penetrated.len());
+        if let Some(body) = &body {
+            print_body(body);
+        }
     }
     Ok(())
+}
+
+/// `{"inside", "penetration_pct", "vertices": [{"vertex", "depth"}]}`, depths in m.
+fn body_json(body: &BodyCheck) -> serde_json::Value {
+    serde_json::json!({
+        "inside": body.inside.len(),
+        "penetration_pct": body.percent(),
+        "vertices": body.inside.iter().map(|&(vertex, depth)| serde_json::json!({
+            "vertex": vertex,
+            "depth": depth,
+        })).collect::<Vec<_>>(),
+    })
+}
+
+fn print_body(body: &BodyCheck) {
+    println!(
+        "inside the body: {} of {} vertices ({:.2} %)",
+        body.inside.len(),
+        body.vertices,
+        body.percent()
+    );
+    for &(vertex, depth) in body.inside.iter().take(DEEPEST_LISTED) {
+        println!("  vertex {vertex}: {:.2} mm deep", 1e3 * depth);
+    }
+    if body.inside.len() > DEEPEST_LISTED {
+        println!("  … {} more", body.inside.len() - DEEPEST_LISTED);
+    }
 }
 
 /// The report as the JSON object scripts rely on (`pairs`, `paths`,

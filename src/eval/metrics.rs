@@ -88,11 +88,22 @@ pub fn body_penetration_percent(body: &BodyQuery, x: &[Vec3]) -> f64 {
     if x.is_empty() {
         return 0.0;
     }
-    let inside = x
+    100.0 * points_inside(body, x).len() as f64 / x.len() as f64
+}
+
+/// The points of `x` inside the body (signed distance < 0) as (index,
+/// depth in m), deepest first (ties by index).
+pub fn points_inside(body: &BodyQuery, x: &[Vec3]) -> Vec<(usize, f64)> {
+    let mut inside: Vec<(usize, f64)> = x
         .par_iter()
-        .filter(|p| body.signed_distance(p) < 0.0)
-        .count();
-    100.0 * inside as f64 / x.len() as f64
+        .enumerate()
+        .filter_map(|(i, p)| {
+            let d = body.signed_distance(p);
+            (d < 0.0).then_some((i, -d))
+        })
+        .collect();
+    inside.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    inside
 }
 
 #[cfg(test)]
@@ -126,5 +137,28 @@ mod tests {
             .unwrap();
         assert!(inside > 0);
         assert!((pct - 100.0 * inside as f64 / 25.0).abs() < 1e-9, "{pct}");
+    }
+
+    #[test]
+    fn points_inside_lists_depths_deepest_first() {
+        // A ball of radius 0.3 (a subdivided octahedron, so depths are
+        // within a few mm of 0.3 − |p|) and points at known radii.
+        let body = BodyQuery::new(&sphere(0.3, 4)).unwrap();
+        let x = vec![
+            Vec3::new(0.0, 0.0, 0.5),
+            Vec3::new(0.0, 0.2, 0.0),
+            Vec3::new(0.0, 0.0, 0.0),
+            Vec3::new(0.25, 0.0, 0.0),
+        ];
+        let inside = points_inside(&body, &x);
+        let order: Vec<usize> = inside.iter().map(|&(i, _)| i).collect();
+        assert_eq!(order, [2, 1, 3]);
+        for &(i, depth) in &inside {
+            let expected = 0.3 - x[i].norm();
+            assert!(
+                (depth - expected).abs() < 5e-3,
+                "{i}: {depth} vs {expected}"
+            );
+        }
     }
 }
