@@ -81,12 +81,12 @@ impl StrainLimitConfig {
                 self.stiffness
             )));
         }
-        if let Some(force) = self.max_force {
-            if !(force.is_finite() && force > 0.0) {
-                return Err(Error::invalid(format!(
-                    "physics config: strain_limit.max_force = {force} must be finite and > 0"
-                )));
-            }
+        if let Some(force) = self.max_force
+            && !(force.is_finite() && force > 0.0)
+        {
+            return Err(Error::invalid(format!(
+                "physics config: strain_limit.max_force = {force} must be finite and > 0"
+            )));
         }
         Ok(())
     }
