@@ -13,7 +13,6 @@ use std::collections::HashMap;
 use rayon::prelude::*;
 
 use crate::mesh::TriMesh;
-use crate::mesh::closest_point::{Feature, closest_on_triangle};
 use crate::{Error, Result, Vec3};
 
 /// Faces per BVH leaf.
@@ -74,6 +73,15 @@ struct Node {
     start: usize,
     count: usize,
     right: usize,
+}
+
+/// Where on a triangle the closest point lies (selects the pseudonormal).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Feature {
+    Face,
+    /// Edge k joins corners k and k + 1.
+    Edge(usize),
+    Vertex(usize),
 }
 
 /// BVH over a posed body mesh with signed-distance queries.
@@ -332,6 +340,48 @@ fn unique_edges(faces: &[[usize; 3]]) -> (Vec<[usize; 3]>, usize) {
         })
         .collect();
     (face_edges, ids.len())
+}
+
+/// Closest point of triangle `t` to `p` as barycentric weights, and the
+/// feature it lies on (Ericson, Real-Time Collision Detection §5.1.5).
+fn closest_on_triangle(p: &Vec3, [a, b, c]: &[Vec3; 3]) -> ([f64; 3], Feature) {
+    let (ab, ac, ap) = (b - a, c - a, p - a);
+    let (d1, d2) = (ab.dot(&ap), ac.dot(&ap));
+    if d1 <= 0.0 && d2 <= 0.0 {
+        return ([1.0, 0.0, 0.0], Feature::Vertex(0));
+    }
+    let bp = p - b;
+    let (d3, d4) = (ab.dot(&bp), ac.dot(&bp));
+    if d3 >= 0.0 && d4 <= d3 {
+        return ([0.0, 1.0, 0.0], Feature::Vertex(1));
+    }
+    let vc = d1 * d4 - d3 * d2;
+    if vc <= 0.0 && d1 >= 0.0 && d3 <= 0.0 {
+        let v = d1 / (d1 - d3);
+        return ([1.0 - v, v, 0.0], Feature::Edge(0));
+    }
+    let cp = p - c;
+    let (d5, d6) = (ab.dot(&cp), ac.dot(&cp));
+    if d6 >= 0.0 && d5 <= d6 {
+        return ([0.0, 0.0, 1.0], Feature::Vertex(2));
+    }
+    let vb = d5 * d2 - d1 * d6;
+    if vb <= 0.0 && d2 >= 0.0 && d6 <= 0.0 {
+        let w = d2 / (d2 - d6);
+        return ([1.0 - w, 0.0, w], Feature::Edge(2));
+    }
+    let va = d3 * d6 - d5 * d4;
+    if va <= 0.0 && (d4 - d3) >= 0.0 && (d5 - d6) >= 0.0 {
+        let w = (d4 - d3) / ((d4 - d3) + (d5 - d6));
+        return ([0.0, 1.0 - w, w], Feature::Edge(1));
+    }
+    let denom = va + vb + vc;
+    if denom == 0.0 || denom.is_nan() {
+        // Degenerate triangle: fall back to its first corner.
+        return ([1.0, 0.0, 0.0], Feature::Vertex(0));
+    }
+    let (v, w) = (vb / denom, vc / denom);
+    ([1.0 - v - w, v, w], Feature::Face)
 }
 
 #[cfg(test)]

@@ -1,6 +1,5 @@
 //! Indexed triangle meshes in f64: the type, file I/O and topology.
 
-pub mod closest_point;
 pub mod obj;
 pub mod ply;
 mod topology;

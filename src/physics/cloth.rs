@@ -6,7 +6,6 @@ use super::bend::Bend;
 use super::body_collision::{
     BodyCollision, BodyContact, ContactSearch, body_contacts, tracked_body_contacts,
 };
-use super::cloth_contact::{ClothContact, ClothContacts};
 use super::config::PhysicsConfig;
 use super::energy::EnergySum;
 use super::external::ExternalForce;
@@ -29,7 +28,6 @@ pub struct Cloth {
     stretch: Stretch,
     bend: Bend,
     strain_limit: Option<StrainLimit>,
-    cloth_contact: Option<ClothContact>,
 }
 
 impl Cloth {
@@ -48,10 +46,6 @@ impl Cloth {
             strain_limit: config
                 .strain_limit
                 .map(|limit| StrainLimit::new(rest, &limit))
-                .transpose()?,
-            cloth_contact: config
-                .cloth_contact
-                .map(|contact| ClothContact::new(rest, &contact))
                 .transpose()?,
         })
     }
@@ -118,7 +112,6 @@ pub struct Step<'a> {
     external: ExternalForce<'a>,
     contacts: Vec<BodyContact>,
     friction: Option<Friction>,
-    cloth_contacts: Option<ClothContacts>,
     collision_weight: f64,
 }
 
@@ -180,7 +173,6 @@ impl<'a> Step<'a> {
             external: ExternalForce::new(masses, config.external()),
             contacts,
             friction,
-            cloth_contacts: cloth.cloth_contact.as_ref().map(|c| c.contacts(x_t)),
             collision_weight: config.collision_weight,
         })
     }
@@ -209,7 +201,7 @@ impl<'a> Step<'a> {
 
     /// The incremental potential of the step: inertia, stretch, bend,
     /// gravity, external force, body collision, friction and (if configured)
-    /// the floor, strain limiting and cloth–cloth contact. More terms
+    /// the floor and strain limiting. More terms
     /// (the self-collision volume) are added by the caller with
     /// [`EnergySum::push`].
     pub fn energies(&self) -> EnergySum<'_> {
@@ -240,9 +232,6 @@ impl<'a> Step<'a> {
         }
         if let Some(limit) = &self.cloth.strain_limit {
             sum.push(limit);
-        }
-        if let Some(contacts) = &self.cloth_contacts {
-            sum.push(contacts);
         }
         sum
     }

@@ -4,7 +4,6 @@ use serde::{Deserialize, Serialize};
 
 use super::bend::BendRest;
 use super::body_collision::{ContactSearch, EPSILON};
-use super::cloth_contact::ClothContactConfig;
 use super::friction::FrictionConfig;
 use super::material::{GRAVITY, Material};
 use super::solver::SolverConfig;
@@ -43,9 +42,6 @@ pub struct PhysicsConfig {
     /// Optional strain limiting (not in DESIGN; `None` in every training
     /// config): a stiff penalty on edges stretched beyond a limit.
     pub strain_limit: Option<StrainLimitConfig>,
-    /// Optional cloth–cloth contact (not in DESIGN; `None` in every training
-    /// config): keeps vertices a thickness away from non-neighbouring triangles.
-    pub cloth_contact: Option<ClothContactConfig>,
     /// Reference solver settings.
     pub solver: SolverConfig,
 }
@@ -63,7 +59,6 @@ impl Default for PhysicsConfig {
             friction: FrictionConfig::default(),
             floor: None,
             strain_limit: None,
-            cloth_contact: None,
             solver: SolverConfig::default(),
         }
     }
@@ -113,9 +108,6 @@ impl PhysicsConfig {
         }
         if let Some(limit) = &self.strain_limit {
             limit.validate()?;
-        }
-        if let Some(contact) = &self.cloth_contact {
-            contact.validate()?;
         }
         self.solver.validate()
     }

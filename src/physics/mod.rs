@@ -4,7 +4,7 @@
 //! One energy per file, all behind the [`Energy`] trait:
 //! [`Stretch`] (StVK), [`Bend`] (dihedral), [`Inertia`], [`Gravity`],
 //! [`ExternalForce`], [`BodyCollision`], [`Friction`], and the optional
-//! [`Floor`], [`StrainLimit`] and [`ClothContact`] (not in DESIGN). A [`Cloth`] holds the
+//! [`Floor`] and [`StrainLimit`] (not in DESIGN). A [`Cloth`] holds the
 //! rest-shape precomputation of a garment; a [`Step`] assembles one step's
 //! incremental potential as an [`EnergySum`], which reports per-term values.
 //! The self-collision volume (DESIGN §4) enters the same sum as one more
@@ -14,7 +14,6 @@
 pub mod bend;
 pub mod body_collision;
 pub mod cloth;
-pub mod cloth_contact;
 pub mod config;
 pub mod descent;
 pub mod energy;
@@ -40,7 +39,6 @@ pub use body_collision::{
     BodyCollision, BodyContact, ContactSearch, body_contacts, tracked_body_contacts,
 };
 pub use cloth::{BodyMotion, Cloth, Step};
-pub use cloth_contact::{ClothContact, ClothContactConfig};
 pub use config::PhysicsConfig;
 pub use energy::{Energy, EnergySum, Evaluation, TermValue};
 pub use external::ExternalForce;

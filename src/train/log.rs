@@ -22,7 +22,7 @@ pub const FIXED_COLUMNS: [&str; 9] = [
 ];
 
 /// Energy term columns (values at the prediction, before the surrogate).
-pub const TERM_COLUMNS: [&str; 12] = [
+pub const TERM_COLUMNS: [&str; 11] = [
     "inertia",
     "stretch",
     "bend",
@@ -34,7 +34,6 @@ pub const TERM_COLUMNS: [&str; 12] = [
     "self_collision_c",
     "floor",
     "strain_limit",
-    "cloth_contact",
 ];
 
 /// An open CSV log.
