@@ -118,17 +118,47 @@ pub fn line_search(
     slope: f64,
     max_step: f64,
 ) -> Option<(f64, Evaluation)> {
+    backtrack(energy, x, direction, current, slope, max_step).accepted
+}
+
+/// What a backtracking line search found.
+pub struct Backtrack {
+    /// The accepted step length and the evaluation there.
+    pub accepted: Option<(f64, Evaluation)>,
+    /// The shortest rejected trial step and its evaluation (the one just
+    /// before the accepted step, or the last one tried).
+    pub nearest_rejected: Option<(f64, Evaluation)>,
+}
+
+/// [`line_search`], also returning the shortest rejected trial: a bundle
+/// method learns from its gradient what stopped the step.
+pub fn backtrack(
+    energy: &EnergySum<'_>,
+    x: &[Vec3],
+    direction: &[Vec3],
+    current: &Evaluation,
+    slope: f64,
+    max_step: f64,
+) -> Backtrack {
     const ARMIJO: f64 = 1e-4;
     let mut step = max_step;
+    let mut nearest_rejected = None;
     for _ in 0..40 {
         let trial: Vec<Vec3> = x.iter().zip(direction).map(|(x, d)| x + step * d).collect();
         let eval = energy.evaluate(&trial);
         if eval.total.is_finite() && eval.total <= current.total + ARMIJO * step * slope {
-            return Some((step, eval));
+            return Backtrack {
+                accepted: Some((step, eval)),
+                nearest_rejected,
+            };
         }
+        nearest_rejected = Some((step, eval));
         step *= 0.5;
     }
-    None
+    Backtrack {
+        accepted: None,
+        nearest_rejected,
+    }
 }
 
 /// Σ a·b over vertices.

@@ -26,6 +26,14 @@ pub trait Energy: Send + Sync {
     /// a descent step for the whole sum.
     fn add_hessian(&self, _x: &[Vec3], _hessian: &mut Hessian) {}
 
+    /// False for a term that is only piecewise smooth: the self-collision
+    /// volume w·Σ|S_i| has a kink wherever a penetrated region appears or
+    /// vanishes. The solver measures stationarity of a sum with such terms
+    /// with the gradients sampled on both sides of a kink ([`super::bundle`]).
+    fn is_smooth(&self) -> bool {
+        true
+    }
+
     /// E(x) alone (default: evaluates the gradient into a scratch buffer).
     fn value(&self, x: &[Vec3]) -> f64 {
         let mut scratch = vec![Vec3::zeros(); x.len()];
@@ -43,6 +51,9 @@ impl<E: Energy + ?Sized> Energy for &E {
     fn add_hessian(&self, x: &[Vec3], hessian: &mut Hessian) {
         (**self).add_hessian(x, hessian)
     }
+    fn is_smooth(&self) -> bool {
+        (**self).is_smooth()
+    }
 }
 
 impl<E: Energy + ?Sized> Energy for Box<E> {
@@ -54,6 +65,9 @@ impl<E: Energy + ?Sized> Energy for Box<E> {
     }
     fn add_hessian(&self, x: &[Vec3], hessian: &mut Hessian) {
         (**self).add_hessian(x, hessian)
+    }
+    fn is_smooth(&self) -> bool {
+        (**self).is_smooth()
     }
 }
 
@@ -70,6 +84,9 @@ pub struct Evaluation {
     pub total: f64,
     pub gradient: Vec<Vec3>,
     pub terms: Vec<TermValue>,
+    /// The share of `total` from terms that are not smooth
+    /// ([`Energy::is_smooth`]; 0 if the sum has none).
+    pub nonsmooth_total: f64,
 }
 
 impl Evaluation {
@@ -121,18 +138,26 @@ impl<'a> EnergySum<'a> {
     /// per-term values.
     pub fn evaluate(&self, x: &[Vec3]) -> Evaluation {
         let mut gradient = vec![Vec3::zeros(); x.len()];
-        let terms: Vec<TermValue> = self
+        let terms: Vec<(TermValue, bool)> = self
             .terms
             .iter()
-            .map(|t| TermValue {
-                name: t.name().to_string(),
-                value: t.value_and_gradient(x, &mut gradient),
+            .map(|t| {
+                let value = TermValue {
+                    name: t.name().to_string(),
+                    value: t.value_and_gradient(x, &mut gradient),
+                };
+                (value, t.is_smooth())
             })
             .collect();
         Evaluation {
-            total: terms.iter().map(|t| t.value).sum(),
+            total: terms.iter().map(|(t, _)| t.value).sum(),
+            nonsmooth_total: terms
+                .iter()
+                .filter(|(_, smooth)| !smooth)
+                .map(|(t, _)| t.value)
+                .sum(),
             gradient,
-            terms,
+            terms: terms.into_iter().map(|(t, _)| t).collect(),
         }
     }
 }
@@ -149,6 +174,9 @@ impl Energy for EnergySum<'_> {
     }
     fn add_hessian(&self, x: &[Vec3], hessian: &mut Hessian) {
         self.terms.iter().for_each(|t| t.add_hessian(x, hessian));
+    }
+    fn is_smooth(&self) -> bool {
+        self.terms.iter().all(|t| t.is_smooth())
     }
 }
 

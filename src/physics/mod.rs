@@ -13,6 +13,7 @@
 
 pub mod bend;
 pub mod body_collision;
+pub mod bundle;
 pub mod cloth;
 pub mod config;
 pub mod descent;

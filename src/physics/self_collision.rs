@@ -79,6 +79,11 @@ impl Energy for SelfCollisionEnergy {
             Err(_) => f64::NAN,
         }
     }
+
+    /// |S_i| has a kink where region i appears or vanishes.
+    fn is_smooth(&self) -> bool {
+        false
+    }
 }
 
 #[cfg(test)]
