@@ -10,8 +10,10 @@
 //! iteration solves the sparse system by Cholesky ([`newton`]); or L-BFGS
 //! with a diagonal preconditioner ([`lbfgs`]), which needs gradients only.
 //! A term without a Hessian (the self-collision volume) enters Newton
-//! through its gradient. Both share the Armijo line search and the step
-//! limit that keeps every triangle from collapsing ([`super::descent`]).
+//! through its gradient, with bundle steps where its kink stops the line
+//! search ([`newton`]; L-BFGS has no such handling). Both share the Armijo
+//! line search and the step limit that keeps every triangle from
+//! collapsing ([`super::descent`]).
 //!
 //! **Convergence.** The step stops when the relative residual force
 //! ‖∇E‖ / ‖m·g‖ over the free vertices (the net force on the cloth compared
