@@ -26,6 +26,9 @@ pub struct FrameEvaluation {
     pub penetration_percent: Option<f64>,
     pub stretch: f64,
     pub bend: f64,
+    /// Intersection paths the analysis skipped (e.g. a path that crosses
+    /// itself inside a triangle): C leaves their volume out.
+    pub skipped_paths: usize,
 }
 
 impl FrameEvaluator {
@@ -46,6 +49,7 @@ impl FrameEvaluator {
             penetration_percent: m.body_penetration_percent,
             stretch: m.stretch_energy,
             bend: m.bend_energy,
+            skipped_paths: report.skipped_paths.len(),
         })
     }
 }
@@ -76,6 +80,9 @@ pub struct SequenceReport {
     /// Mean bending energy, default material (J).
     pub bend: f64,
     pub sec_per_frame: f64,
+    /// Percentage of frames where the analysis skipped an intersection path;
+    /// C is a lower bound on those frames.
+    pub pct_frames_skipped_path: f64,
 }
 
 impl SequenceStats {
@@ -99,6 +106,9 @@ impl SequenceStats {
             stretch: self.frames.iter().map(|f| f.stretch).sum::<f64>() / n,
             bend: self.frames.iter().map(|f| f.bend).sum::<f64>() / n,
             sec_per_frame: self.seconds / n,
+            pct_frames_skipped_path: 100.0
+                * self.frames.iter().filter(|f| f.skipped_paths > 0).count() as f64
+                / n,
         }
     }
 
@@ -125,7 +135,7 @@ pub struct CheckpointReport {
 /// A fixed-width table of every checkpoint's sequences and overall row.
 pub fn table(reports: &[CheckpointReport]) -> String {
     let mut out = format!(
-        "{:<28} {:<16} {:>6} {:>10} {:>8} {:>8} {:>11} {:>11} {:>9}\n",
+        "{:<28} {:<16} {:>6} {:>10} {:>8} {:>8} {:>11} {:>11} {:>9} {:>7}\n",
         "checkpoint",
         "motion",
         "frames",
@@ -134,7 +144,8 @@ pub fn table(reports: &[CheckpointReport]) -> String {
         "pen.%",
         "stretch J",
         "bend J",
-        "s/frame"
+        "s/frame",
+        "skip%"
     );
     for r in reports {
         for s in r.sequences.iter().chain(std::iter::once(&r.overall)) {
@@ -142,7 +153,7 @@ pub fn table(reports: &[CheckpointReport]) -> String {
                 .penetration_pct
                 .map_or("-".to_string(), |p| format!("{p:.2}"));
             out += &format!(
-                "{:<28} {:<16} {:>6} {:>10.3} {:>8.2} {:>8} {:>11.4e} {:>11.4e} {:>9.4}\n",
+                "{:<28} {:<16} {:>6} {:>10.3} {:>8.2} {:>8} {:>11.4e} {:>11.4e} {:>9.4} {:>7.1}\n",
                 truncate(&r.checkpoint, 28),
                 truncate(&s.motion, 16),
                 s.frames,
@@ -151,11 +162,12 @@ pub fn table(reports: &[CheckpointReport]) -> String {
                 pen,
                 s.stretch,
                 s.bend,
-                s.sec_per_frame
+                s.sec_per_frame,
+                s.pct_frames_skipped_path
             );
         }
     }
-    out
+    out + "skip% = frames where the analysis skipped an intersection path (e.g. one that crosses itself inside a triangle); C leaves those paths out there.\n"
 }
 
 fn truncate(s: &str, width: usize) -> String {
@@ -178,6 +190,7 @@ mod tests {
             penetration_percent: Some(1.0),
             stretch: 2.0,
             bend: 4.0,
+            skipped_paths: 0,
         }
     }
 
@@ -188,17 +201,22 @@ mod tests {
             seconds: 1.0,
         };
         let b = SequenceStats {
-            frames: vec![frame(0.005)],
+            frames: vec![FrameEvaluation {
+                skipped_paths: 2,
+                ..frame(0.005)
+            }],
             seconds: 2.0,
         };
         let ra = a.report("a");
         assert!((ra.c_mean - 10.0).abs() < 1e-12);
         assert_eq!(ra.pct_over_0_01, 50.0);
         assert_eq!(ra.sec_per_frame, 0.5);
+        assert_eq!(ra.pct_frames_skipped_path, 0.0);
         let all = SequenceStats::concat(&[a, b]).report("overall");
         assert_eq!(all.frames, 3);
         assert!((all.c_mean - 25.0 / 3.0).abs() < 1e-12);
         assert_eq!(all.sec_per_frame, 1.0);
+        assert!((all.pct_frames_skipped_path - 100.0 / 3.0).abs() < 1e-12);
         let json = serde_json::to_value(&all).unwrap();
         for key in [
             "motion",
@@ -209,6 +227,7 @@ mod tests {
             "stretch",
             "bend",
             "sec_per_frame",
+            "pct_frames_skipped_path",
         ] {
             assert!(json.get(key).is_some(), "{key}");
         }
