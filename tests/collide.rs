@@ -461,3 +461,57 @@ fn refitted_tree_gives_the_results_of_a_new_tree() {
         // subtrees are certified or not.)
     }
 }
+
+/// Two states of the 720-vertex skirt 5e-10 m apart (largest vertex move),
+/// dumped from a step of `senc simulate --config
+/// configs/simulate_skirt_sc.ron --motion 01_01 --frames 0:12` (frame 11)
+/// where the solver's line search met a jump of the volume term.
+fn self_crossing_states() -> (TriMesh, TriMesh) {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let read = |name: &str| senc::mesh::read_mesh(&dir.join(name)).unwrap();
+    (
+        read("skirt_self_crossing_path_a.ply"),
+        read("skirt_self_crossing_path_b.ply"),
+    )
+}
+
+/// The limitation behind the jump (docs/BENCHMARKS.md, Physics, session 8):
+/// at `a` two chords of one path cross inside a triangle (a triple point),
+/// the split is refused and the path's volume left out; at `b` they do not
+/// cross and the same path encloses ~8e-10 m³.
+#[test]
+fn a_path_that_crosses_itself_inside_a_triangle_is_skipped() {
+    let (a, b) = self_crossing_states();
+    let (ra, rb) = (
+        analyse(&a, LoopClosure::All, LossKind::Volume),
+        analyse(&b, LoopClosure::All, LossKind::Volume),
+    );
+    assert_eq!(ra.pairs, rb.pairs);
+    assert_eq!(ra.paths.len(), rb.paths.len());
+    assert_eq!(ra.skipped_paths.len(), 1, "{:?}", ra.skipped_paths);
+    assert_eq!(
+        ra.skipped_paths[0].reason,
+        senc::collide::SkipReason::Split(senc::collide::remesh::SplitError::SelfCrossing)
+    );
+    assert!(rb.skipped_paths.is_empty(), "{:?}", rb.skipped_paths);
+    let volume = |r: &SelfCollisionReport| r.regions.iter().map(|g| g.volume).sum::<f64>();
+    assert!(
+        volume(&rb) > 1000.0 * volume(&ra),
+        "{} {}",
+        volume(&ra),
+        volume(&rb)
+    );
+}
+
+/// What the analysis should do: a move of 5e-10 m must not change C by
+/// more than round-off. Fails until paths through triple points are split.
+#[test]
+#[ignore = "open: paths that cross themselves inside a triangle are skipped (docs/BENCHMARKS.md, Physics, session 8)"]
+fn the_volume_is_continuous_where_a_path_crosses_itself() {
+    let (a, b) = self_crossing_states();
+    let (ca, cb) = (
+        analyse(&a, LoopClosure::All, LossKind::Volume).c_metric,
+        analyse(&b, LoopClosure::All, LossKind::Volume).c_metric,
+    );
+    assert!((ca - cb).abs() <= 1e-6 * ca.max(cb), "C {ca} vs {cb}");
+}
