@@ -77,11 +77,6 @@ impl SparseCholesky {
         let (_, _, symbolic) = self.pattern.as_ref()?;
         Llt::try_new_with_symbolic(symbolic.clone(), matrix.as_ref(), Side::Lower).ok()
     }
-
-    /// Solves `matrix`·d = `rhs` (see [`SparseCholesky::factor`]).
-    pub fn solve(&mut self, matrix: &SparseColMat<usize, f64>, rhs: &[f64]) -> Option<Vec<f64>> {
-        solve_factored(&self.factor(matrix)?, rhs)
-    }
 }
 
 /// Solves with a factorisation; `None` if the solution is not finite.
