@@ -148,7 +148,7 @@ pub fn minimize(
                 }));
                 Outcome::Step(attempts.find_map(|direction| {
                     let slope = dot(&direction, &current.gradient);
-                    if !(slope < 0.0) {
+                    if slope.is_nan() || slope >= 0.0 {
                         return None;
                     }
                     let max_step = problem.max_step(x, &direction);
@@ -247,7 +247,7 @@ fn bundle_step(
             &direction,
             &combine(bundle.iter().map(|s| &s.gradient), &lambda),
         );
-        if !(slope < 0.0) {
+        if slope.is_nan() || slope >= 0.0 {
             break;
         }
         let max_step = problem.max_step(x, &direction);
