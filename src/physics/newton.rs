@@ -166,7 +166,7 @@ pub fn minimize(
             Outcome::Step(None) => break,
             Outcome::Step(Some(found)) => found,
         };
-        let moved = step * direction.iter().map(|d| d.amax()).fold(0.0, f64::max);
+        let moved = largest_move(step, &direction);
         if moved < STALLED_MOVE {
             break; // Decreasing, but by moving no vertex measurably: stalled.
         }
@@ -268,7 +268,7 @@ fn bundle_step(
             break;
         };
         problem.mask(&mut rejected.gradient);
-        let distance = step * direction.iter().map(|d| d.amax()).fold(0.0, f64::max);
+        let distance = largest_move(step, &direction);
         match sample(rejected.gradient, distance) {
             Some(s) => bundle.push(s),
             None => break,
@@ -297,6 +297,11 @@ fn stationarity(bundle: &[Sample], problem: &Problem<'_>) -> f64 {
     });
     let lambda = min_norm_weights(&gram);
     problem.residual(&combine(near.iter().map(|s| &s.gradient), &lambda))
+}
+
+/// The largest coordinate change (m) of a step of `step` along `direction`.
+fn largest_move(step: f64, direction: &[Vec3]) -> f64 {
+    step * direction.iter().map(|d| d.amax()).fold(0.0, f64::max)
 }
 
 /// Σ λ_i v_i.
@@ -385,6 +390,17 @@ mod tests {
         }
     }
 
+    /// One free vertex, no faces, forces measured in newtons.
+    fn one_free_vertex() -> Problem<'static> {
+        Problem {
+            free: &[true],
+            diagonal: &[10.0],
+            force_scale: 1.0,
+            faces: &[],
+            crushed_areas: &[],
+        }
+    }
+
     /// The spring pulls the vertex through the wall with a force (5 N) the
     /// wall (50 N) stops: the minimum is on the wall at the target's x, y.
     fn solve_against_the_wall(smooth: bool) -> (SolveReport, Vec3) {
@@ -398,13 +414,7 @@ mod tests {
         };
         let mut energy = EnergySum::new();
         energy.push(spring).push(wall);
-        let problem = Problem {
-            free: &[true],
-            diagonal: &[10.0],
-            force_scale: 1.0,
-            faces: &[],
-            crushed_areas: &[],
-        };
+        let problem = one_free_vertex();
         let mut x = [Vec3::new(0.0, 0.0, -0.1)];
         let report = minimize(
             &energy,
@@ -444,13 +454,7 @@ mod tests {
             target: Vec3::new(0.3, -0.2, 0.5),
             stiffness: 10.0,
         });
-        let problem = Problem {
-            free: &[true],
-            diagonal: &[10.0],
-            force_scale: 1.0,
-            faces: &[],
-            crushed_areas: &[],
-        };
+        let problem = one_free_vertex();
         let mut x = [Vec3::zeros()];
         let report = minimize(
             &energy,
