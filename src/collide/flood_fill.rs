@@ -3,6 +3,11 @@
 //! turn. The side whose queue empties first is complete and the smaller
 //! one: it is the penetrated region. If the sides meet, the path does not
 //! separate the surface.
+//!
+//! Where the path crosses itself its two sides are no longer two regions,
+//! so a layered fill generalises it: every node gets a depth (how many
+//! layers of the surface lie in front of it, counted from the surface
+//! around it), changing by ±1 across the path and not elsewhere.
 
 use std::collections::VecDeque;
 
@@ -59,6 +64,72 @@ pub fn two_sided_fill(
     }
 }
 
+/// Marks a node a layered fill has not reached.
+const UNREACHED: i32 = i32::MIN;
+
+/// Fills the components of `seeds` in the graph of nodes `0..num_nodes`
+/// whose edges carry a depth step: `neighbours(node, out)` appends
+/// `(next, step)`, meaning depth(next) = depth(node) + step. Returns the
+/// nodes reached with their depths, shifted in each component so that its
+/// most common depth (the surface around the path, which holds most of the
+/// nodes) is 0, listing only nodes of non-zero depth, sorted; `None` when
+/// two ways to a node disagree (the steps are not the boundary of any
+/// layering: the path does not separate the surface).
+pub fn layered_fill(
+    seeds: &[usize],
+    num_nodes: usize,
+    mut neighbours: impl FnMut(usize, &mut Vec<(usize, i32)>),
+) -> Option<Vec<(usize, i32)>> {
+    let mut depth = vec![UNREACHED; num_nodes];
+    let mut layered: Vec<(usize, i32)> = vec![];
+    let mut buffer = vec![];
+    for &seed in seeds {
+        if depth[seed] != UNREACHED {
+            continue;
+        }
+        depth[seed] = 0;
+        let mut queue = VecDeque::from([seed]);
+        let mut members = vec![seed];
+        while let Some(node) = queue.pop_front() {
+            buffer.clear();
+            neighbours(node, &mut buffer);
+            for &(next, step) in &buffer {
+                let d = depth[node] + step;
+                match depth[next] {
+                    UNREACHED => {
+                        depth[next] = d;
+                        queue.push_back(next);
+                        members.push(next);
+                    }
+                    e if e != d => return None,
+                    _ => {}
+                }
+            }
+        }
+        let mut counts: Vec<(i32, usize)> = vec![];
+        for &m in &members {
+            match counts.iter_mut().find(|(d, _)| *d == depth[m]) {
+                Some((_, n)) => *n += 1,
+                None => counts.push((depth[m], 1)),
+            }
+        }
+        // Most nodes, then the shallower depth, then the lower one.
+        let (surface, _) = counts.iter().copied().max_by(|a, b| {
+            a.1.cmp(&b.1)
+                .then(b.0.abs().cmp(&a.0.abs()))
+                .then(b.0.cmp(&a.0))
+        })?;
+        layered.extend(
+            members
+                .into_iter()
+                .filter(|&m| depth[m] != surface)
+                .map(|m| (m, depth[m] - surface)),
+        );
+    }
+    layered.sort_unstable();
+    Some(layered)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -91,5 +162,38 @@ mod tests {
     fn sides_that_meet_are_reported() {
         assert_eq!(two_sided_fill([2, 3], 10, line(10, 99)), Fill::Met);
         assert_eq!(two_sided_fill([4, 4], 10, line(10, 2)), Fill::Met);
+    }
+
+    /// A ring of `n` nodes; crossing edge (i, i + 1) steps by `steps(i)`.
+    fn ring(n: usize, steps: impl Fn(usize) -> i32) -> impl FnMut(usize, &mut Vec<(usize, i32)>) {
+        move |i, out| {
+            out.push(((i + 1) % n, steps(i)));
+            let j = (i + n - 1) % n;
+            out.push((j, -steps(j)));
+        }
+    }
+
+    #[test]
+    fn layers_are_counted_from_the_most_common_depth() {
+        // Steps +1 at 2→3 and 3→4, −2 at 6→7: depths 0 0 0 1 2 2 2 0 0 0.
+        let steps = |i| match i {
+            2 | 3 => 1,
+            6 => -2,
+            _ => 0,
+        };
+        assert_eq!(
+            layered_fill(&[8], 10, ring(10, steps)),
+            Some(vec![(3, 1), (4, 2), (5, 2), (6, 2)])
+        );
+        // The same from a seed inside the layers.
+        assert_eq!(
+            layered_fill(&[5, 8], 10, ring(10, steps)),
+            Some(vec![(3, 1), (4, 2), (5, 2), (6, 2)])
+        );
+    }
+
+    #[test]
+    fn steps_that_do_not_close_are_reported() {
+        assert_eq!(layered_fill(&[0], 6, ring(6, |i| (i == 2) as i32)), None);
     }
 }

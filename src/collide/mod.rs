@@ -16,6 +16,7 @@ pub mod region;
 pub mod remesh;
 mod self_collision;
 pub mod tri_tri;
+pub mod triple;
 pub mod volume;
 
 pub use config::{LoopClosure, LossKind, SelfCollisionConfig};

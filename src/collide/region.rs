@@ -8,13 +8,29 @@
 //! two fills colour one disk on each sheet; together they are a closed
 //! surface whose enclosed volume is the penetration. For a fold (a path
 //! between loop vertices) both fills colour the same patch.
+//!
+//! A path that crosses itself inside a triangle (at a triple point of the
+//! surface) has no two sides. Its region is then found by a layered fill
+//! ([`layered_fill`]): on the surface cut along the path, stepping across a
+//! chord of segment A ∩ B inside face A to the side behind B's plane goes
+//! one layer deeper (+1), to the side in front one layer up. The layers
+//! weight each face (its multiplicity); because the two faces of a segment
+//! step in opposite senses along it, the weighted faces form a closed
+//! surface and S = Σ multiplicity · Σ p0·(p1 × p2) is independent of the
+//! origin. For a path that does not cross itself the layers are the GIA
+//! region (one disk per sheet, multiplicity ±1); as a path starts to cross
+//! itself the layers change by the sliver between the crossing chords only,
+//! so the volume stays continuous where skipping the path would jump.
+
+use rustc_hash::FxHashMap;
 
 use super::closure::ClosedMesh;
-use super::flood_fill::{Fill, two_sided_fill};
+use super::flood_fill::{Fill, layered_fill, two_sided_fill};
 use super::intersections::Segment;
 use super::paths::Path;
 use super::points::PointSet;
 use super::remesh::{PieceVertex, SplitError, SplitSurface};
+
 use crate::Vec3;
 
 /// Why a path gave no region.
@@ -34,9 +50,13 @@ pub struct Polygon {
     pub birth: usize,
     /// Outer loop, then holes.
     pub loops: Vec<Vec<PieceVertex>>,
+    /// How many times it counts towards the region's volume, with sign:
+    /// 1 for GIA regions; the layer depth for a layered fill.
+    pub multiplicity: i32,
 }
 
-/// Finds the penetrated region of `path` as polygons of the split mesh.
+/// Finds the penetrated region of `path` as polygons of the split mesh:
+/// the GIA two-sided fill, or the layered fill where the path crosses itself.
 pub fn penetrated_region(
     path: &Path,
     segments: &[Segment],
@@ -46,18 +66,41 @@ pub fn penetrated_region(
 ) -> Result<Vec<Polygon>, SkipReason> {
     let surface = SplitSurface::along_path(path, segments, points, closed, vertices)
         .map_err(SkipReason::Split)?;
+    if surface.crossings() > 0 {
+        layered_region(path, segments, closed, &surface)
+    } else {
+        two_sided_region(path, segments, closed, &surface)
+    }
+}
+
+/// The region of `path` by the layered fill, whether or not it crosses
+/// itself (for a path that does not, the same volume as the GIA fill).
+pub fn penetrated_region_by_layers(
+    path: &Path,
+    segments: &[Segment],
+    points: &PointSet,
+    closed: &ClosedMesh,
+    vertices: &[Vec3],
+) -> Result<Vec<Polygon>, SkipReason> {
+    let surface = SplitSurface::along_path(path, segments, points, closed, vertices)
+        .map_err(SkipReason::Split)?;
+    layered_region(path, segments, closed, &surface)
+}
+
+/// Graph of the split surface: whole face f is node f, piece p is node
+/// nf + p. Appends the nodes reached from `node` across arcs (edges of the
+/// closed mesh not on the path): crossing arc (edge, interval) out of birth
+/// triangle `birth` reaches the whole neighbour or its pieces on the same
+/// arc.
+fn arc_neighbours(closed: &ClosedMesh, surface: &SplitSurface, node: usize, out: &mut Vec<usize>) {
     let nf = closed.faces().len();
     let pieces = &surface.pieces;
-    let is_cut = |f: usize| surface.cut.contains_key(&f);
-    // Whole face f is node f; piece p is node nf + p. Crossing arc
-    // (edge, interval) out of birth triangle `birth` reaches the whole
-    // neighbour or its pieces on the same arc.
-    let across = |birth: usize, e: usize, interval: usize, out: &mut Vec<usize>| {
+    let mut across = |birth: usize, e: usize, interval: usize| {
         for &g in closed.edge_faces(e) {
             if g == birth {
                 continue;
             }
-            if is_cut(g) {
+            if surface.cut.contains_key(&g) {
                 out.extend(
                     surface
                         .pieces_on_arc(e, interval)
@@ -70,18 +113,47 @@ pub fn penetrated_region(
             }
         }
     };
-    let neighbours = |node: usize, out: &mut Vec<usize>| {
-        if node < nf {
-            for e in closed.face_edges(node) {
-                across(node, e, 0, out);
-            }
-        } else {
-            let piece = &pieces[node - nf];
-            for &(e, interval) in &piece.arcs {
-                across(piece.birth, e, interval, out);
-            }
+    if node < nf {
+        for e in closed.face_edges(node) {
+            across(node, e, 0);
         }
-    };
+    } else {
+        let piece = &pieces[node - nf];
+        for &(e, interval) in &piece.arcs {
+            across(piece.birth, e, interval);
+        }
+    }
+}
+
+/// The polygon of graph node `node` with `multiplicity`.
+fn polygon(closed: &ClosedMesh, surface: &SplitSurface, node: usize, multiplicity: i32) -> Polygon {
+    let nf = closed.faces().len();
+    if node < nf {
+        Polygon {
+            birth: node,
+            loops: vec![closed.faces()[node].map(PieceVertex::Mesh).to_vec()],
+            multiplicity,
+        }
+    } else {
+        let piece = &surface.pieces[node - nf];
+        Polygon {
+            birth: piece.birth,
+            loops: piece.loops.clone(),
+            multiplicity,
+        }
+    }
+}
+
+/// GIA (DESIGN §4.4): on each face of the path's first segment, the side
+/// of the path that completes first.
+fn two_sided_region(
+    path: &Path,
+    segments: &[Segment],
+    closed: &ClosedMesh,
+    surface: &SplitSurface,
+) -> Result<Vec<Polygon>, SkipReason> {
+    let nf = closed.faces().len();
+    let num_nodes = nf + surface.pieces.len();
     let first = path.segments[0];
     let mut nodes: Vec<usize> = vec![];
     for face in segments[first].faces {
@@ -89,7 +161,8 @@ pub fn penetrated_region(
         let (Some(a), Some(b)) = (side(true), side(false)) else {
             return Err(SkipReason::Split(SplitError::Inconsistent));
         };
-        match two_sided_fill([nf + a, nf + b], nf + pieces.len(), neighbours) {
+        let neighbours = |node, out: &mut Vec<usize>| arc_neighbours(closed, surface, node, out);
+        match two_sided_fill([nf + a, nf + b], num_nodes, neighbours) {
             Fill::Region(region) => nodes.extend(region),
             Fill::Met => return Err(SkipReason::NotSeparating),
         }
@@ -98,19 +171,109 @@ pub fn penetrated_region(
     nodes.dedup();
     Ok(nodes
         .into_iter()
-        .map(|node| {
-            if node < nf {
-                Polygon {
-                    birth: node,
-                    loops: vec![closed.faces()[node].map(PieceVertex::Mesh).to_vec()],
+        .map(|node| polygon(closed, surface, node, 1))
+        .collect())
+}
+
+/// The layered fill over the component(s) of the first segment's faces.
+fn layered_region(
+    path: &Path,
+    segments: &[Segment],
+    closed: &ClosedMesh,
+    surface: &SplitSurface,
+) -> Result<Vec<Polygon>, SkipReason> {
+    let nf = closed.faces().len();
+    let num_nodes = nf + surface.pieces.len();
+    let behind = sides_behind(path, segments, surface)?;
+    // Depth steps across the path, per piece: into the side behind the
+    // other face +1, into the side in front −1.
+    let mut steps: Vec<Vec<(usize, i32)>> = vec![vec![]; surface.pieces.len()];
+    for chord in surface.chords() {
+        let into_left = if behind[&(chord.face, chord.segment)] {
+            1
+        } else {
+            -1
+        };
+        steps[chord.right].push((nf + chord.left, into_left));
+        steps[chord.left].push((nf + chord.right, -into_left));
+    }
+    let neighbours = |node: usize, out: &mut Vec<(usize, i32)>| {
+        let mut across = vec![];
+        arc_neighbours(closed, surface, node, &mut across);
+        out.extend(across.into_iter().map(|m| (m, 0)));
+        if node >= nf {
+            out.extend_from_slice(&steps[node - nf]);
+        }
+    };
+    let first = path.segments[0];
+    let mut seeds = vec![];
+    for face in segments[first].faces {
+        let seed = surface
+            .side_of(face, first, true)
+            .ok_or(SkipReason::Split(SplitError::Inconsistent))?;
+        seeds.push(nf + seed);
+    }
+    let layered = layered_fill(&seeds, num_nodes, neighbours).ok_or(SkipReason::NotSeparating)?;
+    Ok(layered
+        .into_iter()
+        .map(|(node, depth)| polygon(closed, surface, node, depth))
+        .collect())
+}
+
+/// For every (face, segment) of the path, whether the left of its chord
+/// (walking the segment from `ends[0]` to `ends[1]`) lies behind the
+/// segment's other face. Where the geometry leaves it undecided (a
+/// zero-length chord, exactly coplanar faces) it is taken from the
+/// neighbouring segment along the path in the same face: walking along a
+/// path, the side behind the other sheet stays on the same hand (the sheets
+/// are consistently oriented across the edge the path passes through).
+fn sides_behind(
+    path: &Path,
+    segments: &[Segment],
+    surface: &SplitSurface,
+) -> Result<FxHashMap<(usize, usize), bool>, SkipReason> {
+    let mut decided: FxHashMap<(usize, usize), Option<bool>> = FxHashMap::default();
+    for chord in surface.chords() {
+        decided.insert((chord.face, chord.segment), chord.left_behind);
+    }
+    // Whether the path walks segment i from its ends[0].
+    let n = path.segments.len();
+    let forward: Vec<bool> = (0..n)
+        .map(|i| segments[path.segments[i]].ends[0] == path.points[i])
+        .collect();
+    // Behind on the walker's left <=> behind on the segment's left, walking forward.
+    let on_walk = |i: usize, behind: bool| behind == forward[i];
+    let links: Vec<(usize, usize)> = (1..n)
+        .map(|i| (i - 1, i))
+        .chain(path.closed.then_some((n - 1, 0)))
+        .collect();
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for &(i, j) in links.iter().chain(links.iter().rev()) {
+            let (s, t) = (path.segments[i], path.segments[j]);
+            for f in segments[s].faces {
+                if !segments[t].faces.contains(&f) {
+                    continue;
                 }
-            } else {
-                let piece = &pieces[node - nf];
-                Polygon {
-                    birth: piece.birth,
-                    loops: piece.loops.clone(),
+                let (a, b) = (decided[&(f, s)], decided[&(f, t)]);
+                match (a, b) {
+                    (Some(x), None) => {
+                        decided.insert((f, t), Some(on_walk(j, on_walk(i, x))));
+                        changed = true;
+                    }
+                    (None, Some(y)) => {
+                        decided.insert((f, s), Some(on_walk(i, on_walk(j, y))));
+                        changed = true;
+                    }
+                    _ => {}
                 }
             }
-        })
-        .collect())
+        }
+    }
+    decided
+        .into_iter()
+        .map(|(key, behind)| behind.map(|b| (key, b)))
+        .collect::<Option<_>>()
+        .ok_or(SkipReason::Split(SplitError::Inconsistent))
 }

@@ -9,6 +9,12 @@
 //! arcs and the chords; it remembers its birth triangle and the parts of the
 //! birth triangle's edges ("arcs") on its boundary, which is how the flood
 //! fill crosses into neighbouring triangles.
+//!
+//! Two chords of one path may cross inside a triangle T: they are T ∩ F and
+//! T ∩ G, and they cross at the triple point of T, F and G
+//! ([`super::triple`]). The crossing becomes a node of degree four, both
+//! chords are split there into sub-chords, and the faces around it are
+//! traced like those around a corner.
 
 use rustc_hash::FxHashMap;
 
@@ -16,7 +22,8 @@ use super::closure::ClosedMesh;
 use super::intersections::Segment;
 use super::paths::Path;
 use super::points::{PointKey, PointSet};
-use super::predicates::orient2d;
+use super::predicates::{orient2d, orient3d, orient3d_sign};
+use super::triple::triple_point;
 use crate::Vec3;
 
 /// A vertex of a split face: a mesh vertex or an intersection point.
@@ -26,6 +33,9 @@ pub enum PieceVertex {
     Mesh(usize),
     /// Index into the [`PointSet`].
     Point(usize),
+    /// Where the path crosses itself: the triple point of these three
+    /// closed-mesh faces (ascending).
+    Triple([usize; 3]),
 }
 
 /// One split face: the part of `birth` bounded by `loops`.
@@ -48,9 +58,8 @@ pub enum SplitError {
     /// Point degrees or edge cuts disagree (exactly coplanar faces under the
     /// tie-break, or a non-manifold mesh).
     Inconsistent,
-    /// The path crosses itself inside a triangle (a triple point of one path).
-    SelfCrossing,
-    /// A zero-area birth triangle.
+    /// A zero-area birth triangle, or two crossing chords whose three planes
+    /// (nearly) share a line, so their triple point is undetermined.
     Degenerate,
 }
 
@@ -64,8 +73,36 @@ pub struct SplitSurface {
     /// (edge, interval) → pieces touching it.
     arc_pieces: FxHashMap<(usize, usize), Vec<usize>>,
     /// (face, segment, forward) → piece on the left of that segment
-    /// traversed from `ends[0]` to `ends[1]` (forward) or back.
+    /// traversed from `ends[0]` to `ends[1]` (forward) or back (of its first
+    /// sub-chord when the segment is split at crossings).
     side: FxHashMap<(usize, usize, bool), usize>,
+    /// Every chord or sub-chord with the pieces on its two sides.
+    chords: Vec<ChordSides>,
+    /// Number of places where the path crosses itself, counted once per
+    /// face that is split there.
+    crossings: usize,
+}
+
+/// A chord (or the part of one between crossings) inside its birth face,
+/// with the pieces on its two sides.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChordSides {
+    pub face: usize,
+    /// The path segment it runs along.
+    pub segment: usize,
+    /// Piece on the left walking from the segment's `ends[0]` to `ends[1]`.
+    pub left: usize,
+    /// Piece on the right.
+    pub right: usize,
+    /// Whether the left side lies behind the plane of the segment's other
+    /// face (against its normal): crossing the other face from its front to
+    /// its back is stepping one layer deeper into the surface. `None` for
+    /// exactly coplanar faces or a zero-length chord.
+    pub left_behind: Option<bool>,
+    /// Whether its ends coincide up to round-off (a vertex exactly on the
+    /// other face's plane, split by the tie-break): it bounds no area, and
+    /// which piece the tracing put on which side means nothing.
+    pub zero_length: bool,
 }
 
 impl SplitSurface {
@@ -97,8 +134,20 @@ impl SplitSurface {
             }
             let start = surface.pieces.len();
             for ((seg, forward), piece) in cut.side {
-                surface.side.insert((f, seg, forward), start + piece);
+                surface
+                    .side
+                    .entry((f, seg, forward))
+                    .or_insert(start + piece);
             }
+            surface
+                .chords
+                .extend(cut.chords.into_iter().map(|c| ChordSides {
+                    face: f,
+                    left: start + c.left,
+                    right: start + c.right,
+                    ..c
+                }));
+            surface.crossings += cut.crossings;
             for (i, piece) in cut.pieces.into_iter().enumerate() {
                 for &arc in &piece.arcs {
                     surface.arc_pieces.entry(arc).or_default().push(start + i);
@@ -127,6 +176,17 @@ impl SplitSurface {
         self.side.get(&(face, segment, forward)).copied()
     }
 
+    /// Every chord and sub-chord, with its sides.
+    pub fn chords(&self) -> &[ChordSides] {
+        &self.chords
+    }
+
+    /// Number of (face, crossing) splits: zero when the path never crosses
+    /// itself inside a triangle.
+    pub fn crossings(&self) -> usize {
+        self.crossings
+    }
+
     /// Pieces of other birth triangles sharing arc (edge, interval).
     pub fn pieces_on_arc(&self, edge: usize, interval: usize) -> &[usize] {
         self.arc_pieces
@@ -134,6 +194,10 @@ impl SplitSurface {
             .map_or(&[], |v| v.as_slice())
     }
 }
+
+/// Chords shorter than this times the longest edge of their triangle have
+/// no reliable direction (see [`ChordSides::zero_length`]).
+const ZERO_CHORD: f64 = 1e-12;
 
 /// Where a path point lies relative to the triangle being cut.
 #[derive(Clone, Copy, Debug)]
@@ -149,6 +213,8 @@ enum Local {
 enum Node {
     Corner(usize),
     Point(usize),
+    /// Index into the triangle's crossings.
+    Crossing(usize),
 }
 
 /// A directed edge of the planar graph.
@@ -156,15 +222,42 @@ enum Node {
 enum HalfEdge {
     /// Boundary arc from `boundary[i]` to `boundary[i + 1]`.
     Arc(usize),
-    /// Chord = path segment, `forward` from `ends[0]` to `ends[1]`.
+    /// Sub-chord `i`, `forward` in the direction of its segment
+    /// (`ends[0]` to `ends[1]`).
     Chord(usize, bool),
+}
+
+/// A piece of a path segment inside the triangle: the whole chord, or the
+/// part between two of its crossings.
+#[derive(Clone, Copy, Debug)]
+struct SubChord {
+    segment: usize,
+    /// First and last node, in the segment's direction.
+    ends: [Node; 2],
+}
+
+/// Two chords of the path crossing inside the triangle.
+#[derive(Clone, Copy, Debug)]
+struct Crossing {
+    /// The crossing segments and where along each (0 at `ends[0]`) they meet.
+    segments: [usize; 2],
+    params: [f64; 2],
+    /// The crossing in the triangle's plane coordinates.
+    at: [f64; 2],
+    /// The triangle and the other faces of the two segments, ascending.
+    faces: [usize; 3],
 }
 
 /// The split of one birth triangle.
 struct TriangleCut {
     pieces: Vec<Piece>,
-    /// (segment, forward) → local piece index.
+    /// (segment, forward) → local piece index (of the segment's first
+    /// sub-chord).
     side: Vec<((usize, bool), usize)>,
+    /// Sub-chords with local piece indices (`face` unset).
+    chords: Vec<ChordSides>,
+    /// Number of crossings inside the triangle.
+    crossings: usize,
     /// Number of path points on each edge of the triangle.
     edge_points: [usize; 3],
 }
@@ -226,47 +319,97 @@ impl TriangleCut {
         let boundary_pos: FxHashMap<Node, usize> =
             boundary.iter().enumerate().map(|(i, &n)| (n, i)).collect();
 
-        // Chords incident to each node.
-        let mut chords: FxHashMap<Node, Vec<(usize, bool)>> = FxHashMap::default();
+        let end_position = |n: Node| match n {
+            Node::Corner(k) => frame.project(&corners[k]),
+            Node::Point(p) => frame.project(&points.position(p)),
+            Node::Crossing(_) => unreachable!("segment ends are corners or points"),
+        };
+        let other_face = |s: usize| {
+            let [a, b] = segments[s].faces;
+            if a == f { b } else { a }
+        };
+        let crossings = find_crossings(f, segs, segments, &node, &end_position, &other_face);
+        for c in &crossings {
+            let planes = c.faces.map(|g| closed.faces()[g]);
+            triple_point(vertices, planes).ok_or(SplitError::Degenerate)?;
+        }
+        let position = |n: Node| match n {
+            Node::Crossing(k) => crossings[k].at,
+            _ => end_position(n),
+        };
+        // Direction of segment s (from ends[0] to ends[1]) in the plane.
+        let direction = |s: usize| {
+            let [a, b] = segments[s].ends.map(|p| end_position(node(p)));
+            sub(b, a)
+        };
+
+        // Split every chord at its crossings, in order along it.
+        let mut sub_chords: Vec<SubChord> = vec![];
         for &s in segs {
-            let [a, b] = segments[s].ends;
-            chords.entry(node(a)).or_default().push((s, true));
-            chords.entry(node(b)).or_default().push((s, false));
+            let mut along: Vec<(f64, usize)> = crossings
+                .iter()
+                .enumerate()
+                .filter_map(|(k, c)| {
+                    let i = c.segments.iter().position(|&t| t == s)?;
+                    Some((c.params[i], k))
+                })
+                .collect();
+            along.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+            let [a, b] = segments[s].ends.map(node);
+            let mut nodes = vec![a];
+            nodes.extend(along.iter().map(|&(_, k)| Node::Crossing(k)));
+            nodes.push(b);
+            sub_chords.extend(nodes.windows(2).map(|w| SubChord {
+                segment: s,
+                ends: [w[0], w[1]],
+            }));
+        }
+
+        // Half-edges leaving each node along sub-chords.
+        let mut chords: FxHashMap<Node, Vec<(usize, bool)>> = FxHashMap::default();
+        for (c, sc) in sub_chords.iter().enumerate() {
+            chords.entry(sc.ends[0]).or_default().push((c, true));
+            chords.entry(sc.ends[1]).or_default().push((c, false));
         }
         let end_node = |h: HalfEdge| match h {
             HalfEdge::Arc(i) => boundary[(i + 1) % boundary.len()],
-            HalfEdge::Chord(s, fwd) => node(segments[s].ends[fwd as usize]),
+            HalfEdge::Chord(c, fwd) => sub_chords[c].ends[fwd as usize],
         };
         let start_node = |h: HalfEdge| match h {
             HalfEdge::Arc(i) => boundary[i],
-            HalfEdge::Chord(s, fwd) => node(segments[s].ends[!fwd as usize]),
+            HalfEdge::Chord(c, fwd) => sub_chords[c].ends[!fwd as usize],
         };
-        let position = |n: Node| match n {
-            Node::Corner(k) => frame.project(&corners[k]),
-            Node::Point(p) => frame.project(&points.position(p)),
-        };
-        reject_crossing_chords(segs, segments, &node, &position)?;
-
-        // Chords at each corner, by angle from the outgoing edge (ascending).
-        let mut corner_chords: [Vec<(usize, bool)>; 3] = Default::default();
-        for (k, list) in corner_chords.iter_mut().enumerate() {
-            let c = position(Node::Corner(k));
-            let out = sub(position(Node::Corner((k + 1) % 3)), c);
+        // The half-edges leaving `at`, by angle from `reference` (ascending,
+        // counter-clockwise).
+        let by_angle = |at: Node, reference: [f64; 2]| -> Vec<(usize, bool)> {
             let mut with_angle: Vec<(f64, (usize, bool))> = chords
-                .get(&Node::Corner(k))
+                .get(&at)
                 .into_iter()
                 .flatten()
-                .map(|&(s, leaves_from_a)| {
-                    let far = node(segments[s].ends[leaves_from_a as usize]);
-                    let d = sub(position(far), c);
-                    (cross(out, d).atan2(dot(out, d)), (s, leaves_from_a))
+                .map(|&(c, fwd)| {
+                    let d = direction(sub_chords[c].segment);
+                    let d = if fwd { d } else { [-d[0], -d[1]] };
+                    (cross(reference, d).atan2(dot(reference, d)), (c, fwd))
                 })
                 .collect();
             with_angle.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-            *list = with_angle.into_iter().map(|(_, c)| c).collect();
-        }
+            with_angle.into_iter().map(|(_, c)| c).collect()
+        };
+        // Chords at each corner, by angle from the outgoing edge.
+        let corner_chords: [Vec<(usize, bool)>; 3] = std::array::from_fn(|k| {
+            let out = sub(
+                position(Node::Corner((k + 1) % 3)),
+                position(Node::Corner(k)),
+            );
+            by_angle(Node::Corner(k), out)
+        });
+        // The four half-edges leaving each crossing, counter-clockwise.
+        let crossing_chords: Vec<Vec<(usize, bool)>> = (0..crossings.len())
+            .map(|k| by_angle(Node::Crossing(k), [1.0, 0.0]))
+            .collect();
 
-        // The next half-edge keeping the face on the left.
+        // The next half-edge keeping the face on the left: at a node of
+        // several edges, the one just clockwise of the way back.
         let next = |h: HalfEdge| -> Result<HalfEdge, SplitError> {
             let at = end_node(h);
             let arc_out = || HalfEdge::Arc(boundary_pos[&at]);
@@ -274,11 +417,11 @@ impl TriangleCut {
             match (at, h) {
                 (Node::Corner(k), HalfEdge::Arc(_)) => Ok(corner_chords[k]
                     .last()
-                    .map_or_else(arc_out, |&(s, f)| HalfEdge::Chord(s, f))),
-                (Node::Corner(k), HalfEdge::Chord(s, fwd)) => {
+                    .map_or_else(arc_out, |&(c, f)| HalfEdge::Chord(c, f))),
+                (Node::Corner(k), HalfEdge::Chord(c, fwd)) => {
                     let j = corner_chords[k]
                         .iter()
-                        .position(|&c| c == (s, !fwd))
+                        .position(|&e| e == (c, !fwd))
                         .ok_or(SplitError::Inconsistent)?;
                     Ok(if j == 0 {
                         arc_out()
@@ -287,20 +430,30 @@ impl TriangleCut {
                         HalfEdge::Chord(t, f)
                     })
                 }
+                (Node::Crossing(k), HalfEdge::Chord(c, fwd)) => {
+                    let around = &crossing_chords[k];
+                    let j = around
+                        .iter()
+                        .position(|&e| e == (c, !fwd))
+                        .ok_or(SplitError::Inconsistent)?;
+                    let (t, f) = around[(j + around.len() - 1) % around.len()];
+                    Ok(HalfEdge::Chord(t, f))
+                }
+                (Node::Crossing(_), HalfEdge::Arc(_)) => Err(SplitError::Inconsistent),
                 (Node::Point(_), _) if boundary_pos.contains_key(&at) => match (h, chords_here) {
-                    (HalfEdge::Arc(_), [(s, f)]) => Ok(HalfEdge::Chord(*s, *f)),
+                    (HalfEdge::Arc(_), [(c, f)]) => Ok(HalfEdge::Chord(*c, *f)),
                     (HalfEdge::Chord(..), [_]) => Ok(arc_out()),
                     _ => Err(SplitError::Inconsistent),
                 },
-                (Node::Point(_), HalfEdge::Chord(s, fwd)) => match chords_here {
+                (Node::Point(_), HalfEdge::Chord(c, fwd)) => match chords_here {
                     [a, b] => {
-                        let (t, f) = if a.0 == s { *b } else { *a };
+                        let (t, f) = if a.0 == c { *b } else { *a };
                         Ok(HalfEdge::Chord(t, f))
                     }
                     // A path ending inside the triangle (an open boundary of
                     // the other sheet passes through it): turn around; the
                     // dangling chord separates nothing.
-                    [_] => Ok(HalfEdge::Chord(s, !fwd)),
+                    [_] => Ok(HalfEdge::Chord(c, !fwd)),
                     _ => Err(SplitError::Inconsistent),
                 },
                 (Node::Point(_), HalfEdge::Arc(_)) => Err(SplitError::Inconsistent),
@@ -309,9 +462,9 @@ impl TriangleCut {
 
         // Trace every face of the planar graph inside the triangle.
         let mut half_edges: Vec<HalfEdge> = (0..boundary.len()).map(HalfEdge::Arc).collect();
-        for &s in segs {
-            half_edges.push(HalfEdge::Chord(s, true));
-            half_edges.push(HalfEdge::Chord(s, false));
+        for c in 0..sub_chords.len() {
+            half_edges.push(HalfEdge::Chord(c, true));
+            half_edges.push(HalfEdge::Chord(c, false));
         }
         let mut traced: FxHashMap<HalfEdge, usize> = FxHashMap::default();
         let mut cycles: Vec<Vec<HalfEdge>> = vec![];
@@ -352,6 +505,7 @@ impl TriangleCut {
         let vertex = |n: Node| match n {
             Node::Corner(k) => PieceVertex::Mesh(tri[k]),
             Node::Point(p) => PieceVertex::Point(p),
+            Node::Crossing(k) => PieceVertex::Triple(crossings[k].faces),
         };
         let mut pieces: Vec<Piece> = outer
             .iter()
@@ -391,16 +545,50 @@ impl TriangleCut {
                 .loops
                 .push(cycle.iter().map(|&h| vertex(start_node(h))).collect());
         }
-        let side = traced
-            .iter()
-            .filter_map(|(h, &c)| match *h {
-                HalfEdge::Chord(s, fwd) => Some(((s, fwd), piece_of_cycle[c])),
-                HalfEdge::Arc(_) => None,
-            })
-            .collect();
+        let piece_of = |h: HalfEdge| piece_of_cycle[traced[&h]];
+        // A chord shorter than this is a point smeared by round-off (a
+        // vertex exactly on the other face's plane, split by the tie-break):
+        // its direction, and so its sides, mean nothing.
+        let size = (0..3)
+            .map(|k| (corners[k] - corners[(k + 1) % 3]).norm())
+            .fold(0.0, f64::max);
+        let zero_length = |s: usize| norm(direction(s)) <= ZERO_CHORD * size;
+        let mut side = vec![];
+        let mut chord_sides = vec![];
+        for (c, sc) in sub_chords.iter().enumerate() {
+            let (left, right) = (
+                piece_of(HalfEdge::Chord(c, true)),
+                piece_of(HalfEdge::Chord(c, false)),
+            );
+            if c == 0 || sub_chords[c - 1].segment != sc.segment {
+                side.push(((sc.segment, true), left));
+                side.push(((sc.segment, false), right));
+            }
+            let zero_length = zero_length(sc.segment);
+            chord_sides.push(ChordSides {
+                face: f,
+                segment: sc.segment,
+                left,
+                right,
+                left_behind: (!zero_length)
+                    .then(|| {
+                        left_is_behind(
+                            vertices,
+                            tri,
+                            closed.faces()[other_face(sc.segment)],
+                            direction(sc.segment),
+                            |k| sub(position(Node::Corner(k)), position(sc.ends[0])),
+                        )
+                    })
+                    .flatten(),
+                zero_length,
+            });
+        }
         Ok(TriangleCut {
             pieces,
             side,
+            chords: chord_sides,
+            crossings: crossings.len(),
             edge_points,
         })
     }
@@ -425,14 +613,18 @@ fn classify(points: &PointSet, p: usize, f: usize, tri: &[usize; 3]) -> Result<L
     }
 }
 
-/// Chords of one path inside a triangle must not cross (a triple point of
-/// the path with itself); checked on the projected positions.
-fn reject_crossing_chords(
+/// Where two chords of one path cross inside triangle `face` (each pair that
+/// shares no end node), decided by exact orientation signs on the
+/// projected positions; a touch (a zero sign) is no crossing.
+fn find_crossings(
+    face: usize,
     segs: &[usize],
     segments: &[Segment],
     node: &impl Fn(usize) -> Node,
     position: &impl Fn(Node) -> [f64; 2],
-) -> Result<(), SplitError> {
+    other_face: &impl Fn(usize) -> usize,
+) -> Vec<Crossing> {
+    let mut crossings = vec![];
     for (i, &s) in segs.iter().enumerate() {
         for &t in &segs[i + 1..] {
             let (a, b) = (segments[s].ends.map(node), segments[t].ends.map(node));
@@ -442,14 +634,52 @@ fn reject_crossing_chords(
             let [p, q] = a.map(position);
             let [r, u] = b.map(position);
             let straddles = |x: f64, y: f64| (x > 0.0 && y < 0.0) || (x < 0.0 && y > 0.0);
-            if straddles(orient2d(p, q, r), orient2d(p, q, u))
-                && straddles(orient2d(r, u, p), orient2d(r, u, q))
+            if !(straddles(orient2d(p, q, r), orient2d(p, q, u))
+                && straddles(orient2d(r, u, p), orient2d(r, u, q)))
             {
-                return Err(SplitError::SelfCrossing);
+                continue;
             }
+            // p + λ (q − p) = r + μ (u − r).
+            let (d, e) = (sub(q, p), sub(u, r));
+            let denom = cross(d, e);
+            let lambda = (cross(sub(r, p), e) / denom).clamp(0.0, 1.0);
+            let mu = (cross(sub(r, p), d) / denom).clamp(0.0, 1.0);
+            let mut faces = [face, other_face(s), other_face(t)];
+            faces.sort_unstable();
+            crossings.push(Crossing {
+                segments: [s, t],
+                params: [lambda, mu],
+                at: [p[0] + lambda * d[0], p[1] + lambda * d[1]],
+                faces,
+            });
         }
     }
-    Ok(())
+    crossings
+}
+
+/// Whether the left of a chord of direction `direction` in triangle `tri`
+/// (`offset(k)` = corner k minus a point of the chord, plane coordinates)
+/// lies behind the plane of triangle `other`: read off the corner farthest
+/// from that plane, whose side is the tie-broken exact sign the
+/// intersection test used. `None` when every corner lies in the plane
+/// (exactly coplanar faces): the side is then the tie-break's, not the
+/// geometry's.
+fn left_is_behind(
+    vertices: &[Vec3],
+    tri: [usize; 3],
+    other: [usize; 3],
+    direction: [f64; 2],
+    offset: impl Fn(usize) -> [f64; 2],
+) -> Option<bool> {
+    let [a, b, c] = other.map(|v| vertices[v]);
+    let heights = tri.map(|v| orient3d(&a, &b, &c, &vertices[v]).abs());
+    let k = (0..3).max_by(|&i, &j| heights[i].total_cmp(&heights[j]))?;
+    let left = cross(direction, offset(k));
+    if heights[k] == 0.0 || left == 0.0 || !left.is_finite() {
+        return None;
+    }
+    let behind = orient3d_sign(vertices, [other[0], other[1], other[2], tri[k]]) < 0;
+    Some((left > 0.0) == behind)
 }
 
 /// Orthonormal 2D coordinates in a triangle's plane, counter-clockwise about
@@ -480,6 +710,10 @@ impl PlaneFrame {
         let d = p - self.origin;
         [d.dot(&self.u), d.dot(&self.v)]
     }
+}
+
+fn norm(a: [f64; 2]) -> f64 {
+    a[0].hypot(a[1])
 }
 
 fn sub(a: [f64; 2], b: [f64; 2]) -> [f64; 2] {

@@ -1,6 +1,7 @@
 //! The whole analysis for one garment state: closure, intersections, paths,
 //! penetrated regions, the loss and its gradient (DESIGN §4).
 
+use std::collections::BTreeMap;
 use std::time::Instant;
 
 use rayon::prelude::*;
@@ -12,7 +13,8 @@ use super::intersections::{Intersections, TreeCache, find_intersections_cached};
 use super::metric::c_metric;
 use super::paths::{link_paths, path_length};
 use super::region::{Polygon, SkipReason, penetrated_region};
-use super::remesh::PieceVertex;
+use super::remesh::{PieceVertex, SplitError};
+use super::triple::{triple_point, triple_point_backprop};
 use super::volume::{signed_volume6, signed_volume6_grad, vector_area2, vector_area2_norm_grad};
 use crate::mesh::{Topology, TriMesh};
 use crate::{Error, Result, Vec3};
@@ -156,37 +158,56 @@ impl SelfCollision {
         let t_regions = start.elapsed().as_secs_f64();
 
         let position = |v: PieceVertex| match v {
-            PieceVertex::Mesh(i) => vertices[i],
-            PieceVertex::Point(i) => hits.points.position(i),
+            PieceVertex::Mesh(i) => Some(vertices[i]),
+            PieceVertex::Point(i) => Some(hits.points.position(i)),
+            PieceVertex::Triple(key) => triple_point(&vertices, key.map(|g| faces[g])),
         };
         let mut grad = Gradient::new(vertices.len(), hits.points.len());
         let mut regions = vec![];
         let mut skipped_paths = vec![];
         for (path, outcome) in outcomes.into_iter().enumerate() {
-            let polygons = match outcome {
-                Ok(polygons) => polygons,
+            // Positions of every loop of every polygon (a triple point the
+            // split found has one; `None` would mean it is undetermined).
+            let located = outcome.and_then(|polygons| {
+                let loops: Option<Vec<Vec<Vec<Vec3>>>> = polygons
+                    .iter()
+                    .map(|poly| {
+                        poly.loops
+                            .iter()
+                            .map(|l| l.iter().map(|&v| position(v)).collect())
+                            .collect()
+                    })
+                    .collect();
+                let loops = loops.ok_or(SkipReason::Split(SplitError::Degenerate))?;
+                Ok((polygons, loops))
+            });
+            let (polygons, loops) = match located {
+                Ok(located) => located,
                 Err(reason) => {
                     skipped_paths.push(SkippedPath { path, reason });
                     continue;
                 }
             };
-            let loops: Vec<Vec<Vec<Vec3>>> = polygons
+            let multiplicity = |poly: &Polygon| f64::from(poly.multiplicity);
+            let s: f64 = polygons
                 .iter()
-                .map(|poly| {
-                    poly.loops
-                        .iter()
-                        .map(|l| l.iter().map(|&v| position(v)).collect())
-                        .collect()
+                .zip(&loops)
+                .map(|(poly, pl)| {
+                    multiplicity(poly) * signed_volume6(pl.iter().map(|l| l.as_slice()))
                 })
-                .collect();
-            let s = signed_volume6(loops.iter().flatten().map(|l| l.as_slice()));
-            let area: f64 = loops.iter().map(|l| 0.5 * vector_area2(l).norm()).sum();
+                .sum();
+            let area: f64 = polygons
+                .iter()
+                .zip(&loops)
+                .map(|(poly, l)| multiplicity(poly).abs() * 0.5 * vector_area2(l).norm())
+                .sum();
             match loss {
                 LossKind::Volume if s != 0.0 => {
                     for (poly, pl) in polygons.iter().zip(&loops) {
+                        let scale = weight * s.signum() * multiplicity(poly);
                         for (lv, lp) in poly.loops.iter().zip(pl) {
                             let mut g = vec![Vec3::zeros(); lp.len()];
-                            signed_volume6_grad(lp, weight * s.signum(), &mut g);
+                            signed_volume6_grad(lp, scale, &mut g);
                             grad.add(lv, &g);
                         }
                     }
@@ -195,7 +216,8 @@ impl SelfCollision {
                     for (poly, pl) in polygons.iter().zip(&loops) {
                         let mut g: Vec<Vec<Vec3>> =
                             pl.iter().map(|l| vec![Vec3::zeros(); l.len()]).collect();
-                        vector_area2_norm_grad(pl, 0.5 * weight, &mut g);
+                        let scale = 0.5 * weight * multiplicity(poly).abs();
+                        vector_area2_norm_grad(pl, scale, &mut g);
                         for (lv, gl) in poly.loops.iter().zip(&g) {
                             grad.add(lv, gl);
                         }
@@ -281,10 +303,13 @@ fn contour_length(hits: &Intersections, weight: f64, grad: &mut Gradient) -> f64
     total
 }
 
-/// Gradient accumulator over closed-mesh vertices and intersection points.
+/// Gradient accumulator over closed-mesh vertices, intersection points
+/// and triple points.
 struct Gradient {
     vertices: Vec<Vec3>,
     points: Vec<Vec3>,
+    // Ordered, so the sum into the vertices is the same on every run.
+    triples: BTreeMap<[usize; 3], Vec3>,
 }
 
 impl Gradient {
@@ -292,6 +317,7 @@ impl Gradient {
         Gradient {
             vertices: vec![Vec3::zeros(); num_vertices],
             points: vec![Vec3::zeros(); num_points],
+            triples: BTreeMap::new(),
         }
     }
 
@@ -300,6 +326,7 @@ impl Gradient {
             match *v {
                 PieceVertex::Mesh(i) => self.vertices[i] += g,
                 PieceVertex::Point(i) => self.points[i] += g,
+                PieceVertex::Triple(key) => *self.triples.entry(key).or_default() += g,
             }
         }
     }
@@ -312,6 +339,9 @@ impl Gradient {
     ) -> Vec<Vec3> {
         hits.points
             .backpropagate(&self.points, vertices, faces, &mut self.vertices);
+        for (key, g) in &self.triples {
+            triple_point_backprop(vertices, key.map(|f| faces[f]), g, &mut self.vertices);
+        }
         self.vertices
     }
 }
