@@ -167,7 +167,7 @@ pub fn table(reports: &[CheckpointReport]) -> String {
             );
         }
     }
-    out + "skip% = frames where the analysis skipped an intersection path (e.g. one that crosses itself inside a triangle); C leaves those paths out there.\n"
+    out + "skip% = frames where the analysis skipped an intersection path (one that does not separate the surface, or a degenerate split); C leaves those paths out there.\n"
 }
 
 fn truncate(s: &str, width: usize) -> String {
