@@ -70,15 +70,16 @@ const UNREACHED: i32 = i32::MIN;
 /// Fills the components of `seeds` in the graph of nodes `0..num_nodes`
 /// whose edges carry a depth step: `neighbours(node, out)` appends
 /// `(next, step)`, meaning depth(next) = depth(node) + step. Returns the
-/// nodes reached with their depths, shifted in each component so that its
-/// most common depth (the surface around the path, which holds most of the
-/// nodes) is 0, listing only nodes of non-zero depth, sorted; `None` when
-/// two ways to a node disagree (the steps are not the boundary of any
-/// layering: the path does not separate the surface).
+/// nodes reached with their depths, shifted in each component so that the
+/// depth of the largest total `size` (the surface around the path) is 0,
+/// listing only nodes of non-zero depth, sorted; `None` when two ways to a
+/// node disagree (the steps are not the boundary of any layering: the path
+/// does not separate the surface).
 pub fn layered_fill(
     seeds: &[usize],
     num_nodes: usize,
     mut neighbours: impl FnMut(usize, &mut Vec<(usize, i32)>),
+    size: impl Fn(usize) -> f64,
 ) -> Option<Vec<(usize, i32)>> {
     let mut depth = vec![UNREACHED; num_nodes];
     let mut layered: Vec<(usize, i32)> = vec![];
@@ -106,16 +107,16 @@ pub fn layered_fill(
                 }
             }
         }
-        let mut counts: Vec<(i32, usize)> = vec![];
+        let mut sizes: Vec<(i32, f64)> = vec![];
         for &m in &members {
-            match counts.iter_mut().find(|(d, _)| *d == depth[m]) {
-                Some((_, n)) => *n += 1,
-                None => counts.push((depth[m], 1)),
+            match sizes.iter_mut().find(|(d, _)| *d == depth[m]) {
+                Some((_, total)) => *total += size(m),
+                None => sizes.push((depth[m], size(m))),
             }
         }
-        // Most nodes, then the shallower depth, then the lower one.
-        let (surface, _) = counts.iter().copied().max_by(|a, b| {
-            a.1.cmp(&b.1)
+        // Largest, then the shallower depth, then the lower one.
+        let (surface, _) = sizes.iter().copied().max_by(|a, b| {
+            a.1.total_cmp(&b.1)
                 .then(b.0.abs().cmp(&a.0.abs()))
                 .then(b.0.cmp(&a.0))
         })?;
@@ -174,7 +175,7 @@ mod tests {
     }
 
     #[test]
-    fn layers_are_counted_from_the_most_common_depth() {
+    fn layers_are_counted_from_the_largest_depth() {
         // Steps +1 at 2→3 and 3→4, −2 at 6→7: depths 0 0 0 1 2 2 2 0 0 0.
         let steps = |i| match i {
             2 | 3 => 1,
@@ -182,18 +183,37 @@ mod tests {
             _ => 0,
         };
         assert_eq!(
-            layered_fill(&[8], 10, ring(10, steps)),
+            layered_fill(&[8], 10, ring(10, steps), |_| 1.0),
             Some(vec![(3, 1), (4, 2), (5, 2), (6, 2)])
         );
         // The same from a seed inside the layers.
         assert_eq!(
-            layered_fill(&[5, 8], 10, ring(10, steps)),
+            layered_fill(&[5, 8], 10, ring(10, steps), |_| 1.0),
             Some(vec![(3, 1), (4, 2), (5, 2), (6, 2)])
         );
     }
 
     #[test]
+    fn the_largest_depth_is_the_surface_not_the_most_numerous() {
+        // Depths 0 0 0 1 1 1 1 0 0 0 … but the seven nodes at depth 0 are
+        // small: depth 1 is the surface.
+        let steps = |i| match i {
+            2 => 1,
+            6 => -1,
+            _ => 0,
+        };
+        let size = |i: usize| if (3..=6).contains(&i) { 10.0 } else { 1.0 };
+        assert_eq!(
+            layered_fill(&[0], 10, ring(10, steps), size),
+            Some(vec![(0, -1), (1, -1), (2, -1), (7, -1), (8, -1), (9, -1)])
+        );
+    }
+
+    #[test]
     fn steps_that_do_not_close_are_reported() {
-        assert_eq!(layered_fill(&[0], 6, ring(6, |i| (i == 2) as i32)), None);
+        assert_eq!(
+            layered_fill(&[0], 6, ring(6, |i| (i == 2) as i32), |_| 1.0),
+            None
+        );
     }
 }

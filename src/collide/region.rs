@@ -1,26 +1,29 @@
 //! The penetrated region of one intersection path (DESIGN §4.4): split the
-//! faces it crosses, seed a two-sided flood fill on both sheets it joins, and
-//! keep the side of each that completes first.
+//! faces it crosses, then find which split faces bound the volume it
+//! encloses.
 //!
-//! The fill moves only between faces whose birth triangles are equal or share
-//! an edge of the closed mesh (through the arcs of split faces), so it never
-//! leaks through the intersection itself. For a crossing of two sheets the
-//! two fills colour one disk on each sheet; together they are a closed
-//! surface whose enclosed volume is the penetration. For a fold (a path
-//! between loop vertices) both fills colour the same patch.
+//! GIA (DESIGN §4.4) seeds a two-sided flood fill on both sheets the path
+//! joins and keeps, on each sheet, the side that completes first. Two cases
+//! break it: a path that crosses itself inside a triangle (at a triple point
+//! of the surface) has no two sides, and choosing the smaller side on each
+//! sheet separately can pick two disks that do not close up (seen on torn
+//! garments: a volume that changes with the origin). So the region is found
+//! by a layered fill ([`layered_fill`]) instead: on the surface cut along
+//! the path, stepping across a chord of segment A ∩ B inside face A to the
+//! side behind B's plane goes one layer deeper (+1), to the side in front
+//! one layer up, and moving across a mesh edge changes nothing. The layers
+//! weight each face (its multiplicity), the depth of largest area (the
+//! surface around the path) counting 0. Because the two faces of a segment step in
+//! opposite senses along it, the weighted faces always form a closed
+//! surface, and S = Σ multiplicity · Σ p0·(p1 × p2) is independent of the
+//! origin. Where GIA's two disks close up, the layers are exactly those
+//! disks (multiplicity ±1: tested on every shape of the tests); as a path
+//! starts to cross itself the layers change by the sliver between the
+//! crossing chords only, so the volume stays continuous.
 //!
-//! A path that crosses itself inside a triangle (at a triple point of the
-//! surface) has no two sides. Its region is then found by a layered fill
-//! ([`layered_fill`]): on the surface cut along the path, stepping across a
-//! chord of segment A ∩ B inside face A to the side behind B's plane goes
-//! one layer deeper (+1), to the side in front one layer up. The layers
-//! weight each face (its multiplicity); because the two faces of a segment
-//! step in opposite senses along it, the weighted faces form a closed
-//! surface and S = Σ multiplicity · Σ p0·(p1 × p2) is independent of the
-//! origin. For a path that does not cross itself the layers are the GIA
-//! region (one disk per sheet, multiplicity ±1); as a path starts to cross
-//! itself the layers change by the sliver between the crossing chords only,
-//! so the volume stays continuous where skipping the path would jump.
+//! The fill moves only between faces whose birth triangles are equal or
+//! share an edge of the closed mesh (through the arcs of split faces), so it
+//! never leaks through the intersection itself.
 
 use rustc_hash::FxHashMap;
 
@@ -30,6 +33,8 @@ use super::intersections::Segment;
 use super::paths::Path;
 use super::points::PointSet;
 use super::remesh::{PieceVertex, SplitError, SplitSurface};
+use super::triple::triple_point;
+use super::volume::vector_area2;
 
 use crate::Vec3;
 
@@ -55,8 +60,8 @@ pub struct Polygon {
     pub multiplicity: i32,
 }
 
-/// Finds the penetrated region of `path` as polygons of the split mesh:
-/// the GIA two-sided fill, or the layered fill where the path crosses itself.
+/// Finds the penetrated region of `path` as polygons of the split mesh, by
+/// the layered fill.
 pub fn penetrated_region(
     path: &Path,
     segments: &[Segment],
@@ -66,16 +71,16 @@ pub fn penetrated_region(
 ) -> Result<Vec<Polygon>, SkipReason> {
     let surface = SplitSurface::along_path(path, segments, points, closed, vertices)
         .map_err(SkipReason::Split)?;
-    if surface.crossings() > 0 {
-        layered_region(path, segments, closed, &surface)
-    } else {
-        two_sided_region(path, segments, closed, &surface)
-    }
+    layered_region(path, segments, points, closed, vertices, &surface)
 }
 
-/// The region of `path` by the layered fill, whether or not it crosses
-/// itself (for a path that does not, the same volume as the GIA fill).
-pub fn penetrated_region_by_layers(
+/// The region of `path` by the GIA two-sided fill of DESIGN §4.4, kept as
+/// the reference the layered fill is tested against. It refuses paths that
+/// cross themselves (no two sides: `Split(Inconsistent)`), and its choice
+/// of the smaller side on each sheet separately can give two disks that do
+/// not close up (a volume that changes with the origin), which the layered
+/// fill cannot.
+pub fn penetrated_region_two_sided(
     path: &Path,
     segments: &[Segment],
     points: &PointSet,
@@ -84,7 +89,10 @@ pub fn penetrated_region_by_layers(
 ) -> Result<Vec<Polygon>, SkipReason> {
     let surface = SplitSurface::along_path(path, segments, points, closed, vertices)
         .map_err(SkipReason::Split)?;
-    layered_region(path, segments, closed, &surface)
+    if surface.crossings() > 0 {
+        return Err(SkipReason::Split(SplitError::Inconsistent));
+    }
+    two_sided_region(path, segments, closed, &surface)
 }
 
 /// Graph of the split surface: whole face f is node f, piece p is node
@@ -144,6 +152,35 @@ fn polygon(closed: &ClosedMesh, surface: &SplitSurface, node: usize, multiplicit
     }
 }
 
+/// Area of graph node `node` (a whole face or a piece, holes subtracted).
+fn node_area(
+    closed: &ClosedMesh,
+    points: &PointSet,
+    vertices: &[Vec3],
+    surface: &SplitSurface,
+    node: usize,
+) -> f64 {
+    let nf = closed.faces().len();
+    let position = |v: PieceVertex| match v {
+        PieceVertex::Mesh(i) => vertices[i],
+        PieceVertex::Point(i) => points.position(i),
+        // (The split only keeps triple points that exist.)
+        PieceVertex::Triple(key) => {
+            triple_point(vertices, key.map(|f| closed.faces()[f])).unwrap_or(Vec3::zeros())
+        }
+    };
+    let loops: Vec<Vec<Vec3>> = if node < nf {
+        vec![closed.faces()[node].map(|v| vertices[v]).to_vec()]
+    } else {
+        surface.pieces[node - nf]
+            .loops
+            .iter()
+            .map(|l| l.iter().map(|&v| position(v)).collect())
+            .collect()
+    };
+    0.5 * vector_area2(&loops).norm()
+}
+
 /// GIA (DESIGN §4.4): on each face of the path's first segment, the side
 /// of the path that completes first.
 fn two_sided_region(
@@ -179,7 +216,9 @@ fn two_sided_region(
 fn layered_region(
     path: &Path,
     segments: &[Segment],
+    points: &PointSet,
     closed: &ClosedMesh,
+    vertices: &[Vec3],
     surface: &SplitSurface,
 ) -> Result<Vec<Polygon>, SkipReason> {
     let nf = closed.faces().len();
@@ -213,7 +252,11 @@ fn layered_region(
             .ok_or(SkipReason::Split(SplitError::Inconsistent))?;
         seeds.push(nf + seed);
     }
-    let layered = layered_fill(&seeds, num_nodes, neighbours).ok_or(SkipReason::NotSeparating)?;
+    // The surface around the path is the depth of largest area (GIA keeps
+    // the side of fewer faces; on coarse meshes counts mislead).
+    let area = |node: usize| node_area(closed, points, vertices, surface, node);
+    let layered =
+        layered_fill(&seeds, num_nodes, neighbours, area).ok_or(SkipReason::NotSeparating)?;
     Ok(layered
         .into_iter()
         .map(|(node, depth)| polygon(closed, surface, node, depth))
