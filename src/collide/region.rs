@@ -96,11 +96,16 @@ pub fn penetrated_region_two_sided(
 }
 
 /// Graph of the split surface: whole face f is node f, piece p is node
-/// nf + p. Appends the nodes reached from `node` across arcs (edges of the
-/// closed mesh not on the path): crossing arc (edge, interval) out of birth
-/// triangle `birth` reaches the whole neighbour or its pieces on the same
-/// arc.
-fn arc_neighbours(closed: &ClosedMesh, surface: &SplitSurface, node: usize, out: &mut Vec<usize>) {
+/// nf + p. Calls `reached` with the nodes reached from `node` across arcs
+/// (edges of the closed mesh not on the path): crossing arc (edge,
+/// interval) out of birth triangle `birth` reaches the whole neighbour or
+/// its pieces on the same arc.
+fn arc_neighbours(
+    closed: &ClosedMesh,
+    surface: &SplitSurface,
+    node: usize,
+    mut reached: impl FnMut(usize),
+) {
     let nf = closed.faces().len();
     let pieces = &surface.pieces;
     let mut across = |birth: usize, e: usize, interval: usize| {
@@ -109,15 +114,13 @@ fn arc_neighbours(closed: &ClosedMesh, surface: &SplitSurface, node: usize, out:
                 continue;
             }
             if surface.cut.contains_key(&g) {
-                out.extend(
-                    surface
-                        .pieces_on_arc(e, interval)
-                        .iter()
-                        .filter(|&&p| pieces[p].birth == g)
-                        .map(|&p| nf + p),
-                );
+                surface
+                    .pieces_on_arc(e, interval)
+                    .iter()
+                    .filter(|&&p| pieces[p].birth == g)
+                    .for_each(|&p| reached(nf + p));
             } else {
-                out.push(g);
+                reached(g);
             }
         }
     };
@@ -198,7 +201,8 @@ fn two_sided_region(
         let (Some(a), Some(b)) = (side(true), side(false)) else {
             return Err(SkipReason::Split(SplitError::Inconsistent));
         };
-        let neighbours = |node, out: &mut Vec<usize>| arc_neighbours(closed, surface, node, out);
+        let neighbours =
+            |node, out: &mut Vec<usize>| arc_neighbours(closed, surface, node, |m| out.push(m));
         match two_sided_fill([nf + a, nf + b], num_nodes, neighbours) {
             Fill::Region(region) => nodes.extend(region),
             Fill::Met => return Err(SkipReason::NotSeparating),
@@ -225,9 +229,11 @@ fn layered_region(
     let num_nodes = nf + surface.pieces.len();
     let behind = sides_behind(path, segments, surface)?;
     // Depth steps across the path, per piece: into the side behind the
-    // other face +1, into the side in front −1.
+    // other face +1, into the side in front −1. A zero-length chord bounds
+    // nothing and its sides are the tracing's guess: its pieces are reached
+    // around it.
     let mut steps: Vec<Vec<(usize, i32)>> = vec![vec![]; surface.pieces.len()];
-    for chord in surface.chords() {
+    for chord in surface.chords().iter().filter(|c| !c.zero_length) {
         let into_left = if behind[&(chord.face, chord.segment)] {
             1
         } else {
@@ -237,9 +243,7 @@ fn layered_region(
         steps[chord.left].push((nf + chord.right, -into_left));
     }
     let neighbours = |node: usize, out: &mut Vec<(usize, i32)>| {
-        let mut across = vec![];
-        arc_neighbours(closed, surface, node, &mut across);
-        out.extend(across.into_iter().map(|m| (m, 0)));
+        arc_neighbours(closed, surface, node, |m| out.push((m, 0)));
         if node >= nf {
             out.extend_from_slice(&steps[node - nf]);
         }
