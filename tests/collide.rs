@@ -14,7 +14,6 @@ use senc::collide::paths::link_paths;
 use senc::collide::points::PointSet;
 use senc::collide::region::{Polygon, penetrated_region, penetrated_region_two_sided};
 use senc::collide::remesh::PieceVertex;
-use senc::collide::triple::triple_point;
 use senc::collide::volume::signed_volume6;
 use senc::collide::{LoopClosure, LossKind, SelfCollision, SelfCollisionReport};
 use senc::mesh::{Topology, TriMesh};
@@ -490,11 +489,7 @@ fn region_volume6(
     closed: &ClosedMesh,
     vertices: &[Vec3],
 ) -> f64 {
-    let position = |v: PieceVertex| match v {
-        PieceVertex::Mesh(i) => vertices[i],
-        PieceVertex::Point(i) => points.position(i),
-        PieceVertex::Triple(key) => triple_point(vertices, key.map(|f| closed.faces()[f])).unwrap(),
-    };
+    let position = |v: PieceVertex| v.position(vertices, closed.faces(), points).unwrap();
     polygons
         .iter()
         .map(|poly| {

@@ -33,7 +33,6 @@ use super::intersections::Segment;
 use super::paths::Path;
 use super::points::PointSet;
 use super::remesh::{PieceVertex, SplitError, SplitSurface};
-use super::triple::triple_point;
 use super::volume::vector_area2;
 
 use crate::Vec3;
@@ -164,13 +163,10 @@ fn node_area(
     node: usize,
 ) -> f64 {
     let nf = closed.faces().len();
-    let position = |v: PieceVertex| match v {
-        PieceVertex::Mesh(i) => vertices[i],
-        PieceVertex::Point(i) => points.position(i),
-        // (The split only keeps triple points that exist.)
-        PieceVertex::Triple(key) => {
-            triple_point(vertices, key.map(|f| closed.faces()[f])).unwrap_or(Vec3::zeros())
-        }
+    // (The split only keeps triple points that exist.)
+    let position = |v: PieceVertex| {
+        v.position(vertices, closed.faces(), points)
+            .unwrap_or(Vec3::zeros())
     };
     let loops: Vec<Vec<Vec3>> = if node < nf {
         vec![closed.faces()[node].map(|v| vertices[v]).to_vec()]

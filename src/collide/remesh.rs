@@ -38,6 +38,24 @@ pub enum PieceVertex {
     Triple([usize; 3]),
 }
 
+impl PieceVertex {
+    /// Its position on the closed mesh `vertices` (with `faces`) and the
+    /// analysis' intersection `points`; `None` for a triple point whose
+    /// planes (nearly) share a line, which the split never keeps.
+    pub fn position(
+        self,
+        vertices: &[Vec3],
+        faces: &[[usize; 3]],
+        points: &PointSet,
+    ) -> Option<Vec3> {
+        match self {
+            PieceVertex::Mesh(i) => Some(vertices[i]),
+            PieceVertex::Point(i) => Some(points.position(i)),
+            PieceVertex::Triple(key) => triple_point(vertices, key.map(|f| faces[f])),
+        }
+    }
+}
+
 /// One split face: the part of `birth` bounded by `loops`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Piece {

@@ -14,7 +14,7 @@ use super::metric::c_metric;
 use super::paths::{link_paths, path_length};
 use super::region::{Polygon, SkipReason, penetrated_region};
 use super::remesh::{PieceVertex, SplitError};
-use super::triple::{triple_point, triple_point_backprop};
+use super::triple::triple_point_backprop;
 use super::volume::{signed_volume6, signed_volume6_grad, vector_area2, vector_area2_norm_grad};
 use crate::mesh::{Topology, TriMesh};
 use crate::{Error, Result, Vec3};
@@ -157,11 +157,7 @@ impl SelfCollision {
             .collect();
         let t_regions = start.elapsed().as_secs_f64();
 
-        let position = |v: PieceVertex| match v {
-            PieceVertex::Mesh(i) => Some(vertices[i]),
-            PieceVertex::Point(i) => Some(hits.points.position(i)),
-            PieceVertex::Triple(key) => triple_point(&vertices, key.map(|g| faces[g])),
-        };
+        let position = |v: PieceVertex| v.position(&vertices, faces, &hits.points);
         let mut grad = Gradient::new(vertices.len(), hits.points.len());
         let mut regions = vec![];
         let mut skipped_paths = vec![];
