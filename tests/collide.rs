@@ -674,9 +674,9 @@ fn winding_penetration_volume(vertices: &[Vec3], faces: &[[usize; 3]], samples: 
 /// window (`senc rollout --checkpoint checkpoints/tshirt --motion 01_03
 /// --frames 789:1128`, frame 324 = clip frame 1113), its front pushed
 /// through its back by litres, with paths that cross themselves. The
-/// regions' volume must agree with the winding-number definition (GIA sums
-/// |Sᵢ| per path, so volume inside two paths' regions counts twice; on this
-/// frame the two differ by 12 %, with a Monte Carlo error of about 4 %).
+/// regions' volume must agree with the winding-number definition up to
+/// what separates the two (regions are per path, so volume inside two
+/// paths' regions counts twice) and the Monte Carlo error (about 4 %).
 #[test]
 fn a_tangled_garment_loses_no_path_and_matches_its_winding_number_volume() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
