@@ -202,6 +202,60 @@ fn resume_continues_bit_identically() {
     assert_eq!(frames(straight.path()), frames(split.path()));
 }
 
+/// [`tiny`] on frames 0–6 where a sample continues the previous one with
+/// probability 0.7.
+fn tiny_chained(steps: u64) -> RunConfig {
+    let mut config = tiny(steps);
+    config.train.motions[0].frames = "0:6".into();
+    config.train.continue_probability = 0.7;
+    config
+}
+
+/// Updates per sample, in sample order, from the log's `sample` column.
+fn updates_per_sample(run: &Path) -> Vec<usize> {
+    let text = std::fs::read_to_string(run.join("log.csv")).unwrap();
+    let mut counts: Vec<(String, usize)> = Vec::new();
+    for line in text.lines().skip(1) {
+        let sample = line.split(',').nth(1).unwrap().to_string();
+        match counts.last_mut() {
+            Some((s, n)) if *s == sample => *n += 1,
+            _ => counts.push((sample, 1)),
+        }
+    }
+    counts.into_iter().map(|(_, n)| n).collect()
+}
+
+#[test]
+fn chained_samples_skip_the_settle_step_and_resume_bit_identically() {
+    let _serial = serial();
+    let straight = tempfile::tempdir().unwrap();
+    train(&tiny_chained(14), &options(straight.path())).unwrap();
+    // A fresh sample is the settle step plus one step; a continued one is
+    // one step. Both kinds occur.
+    let counts = updates_per_sample(straight.path());
+    assert!(counts.iter().all(|&n| n == 1 || n == 2), "{counts:?}");
+    assert!(counts.contains(&1) && counts.contains(&2), "{counts:?}");
+    // Without chaining every sample settles.
+    let plain = tempfile::tempdir().unwrap();
+    train(&tiny(6), &options(plain.path())).unwrap();
+    assert!(updates_per_sample(plain.path()).iter().all(|&n| n == 2));
+
+    let split = tempfile::tempdir().unwrap();
+    train(&tiny_chained(7), &options(split.path())).unwrap();
+    let state = std::fs::read_to_string(
+        checkpoint_dir(split.path()).join("training").join("state.json"),
+    )
+    .unwrap();
+    let state: serde_json::Value = serde_json::from_str(&state).unwrap();
+    assert!(state["extra"]["carried"]["x"].is_array(), "no carried state saved");
+    let resumed = TrainOptions {
+        resume: true,
+        ..options(split.path())
+    };
+    train(&tiny_chained(14), &resumed).unwrap();
+    assert_eq!(losses(straight.path()), losses(split.path()));
+}
+
 #[test]
 fn a_mistyped_config_field_is_named() {
     let dir = tempfile::tempdir().unwrap();

@@ -39,6 +39,11 @@ pub struct TrainConfig {
     /// Update from which the self-collision loss is on (SENC stage 2);
     /// `None` never (the HOOD baseline).
     pub self_collision_from: Option<u64>,
+    /// Probability that a sample continues where the previous one ended
+    /// (same motion, material and force, no settling) instead of starting
+    /// skinned: chains expose the network to its own long-horizon states
+    /// (see `train::chain`). 0 = every sample starts fresh.
+    pub continue_probability: f64,
     /// Std of the Gaussian noise on each sample's initial positions (m).
     pub initial_noise: f64,
     /// Train on this one material instead of sampling one per sample (DESIGN §3 ranges).
@@ -66,6 +71,7 @@ impl Default for TrainConfig {
                 steps: 1_000,
             },
             self_collision_from: None,
+            continue_probability: 0.0,
             initial_noise: 3e-3,
             material: None,
             max_external_acceleration: 10.0,

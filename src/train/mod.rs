@@ -1,6 +1,7 @@
 //! Self-supervised training (DESIGN §6): the `train` config section, sample
-//! drawing, schedules, the CSV log, held-out validation and the loop itself.
+//! drawing and chaining, schedules, the CSV log, held-out validation and the loop itself.
 
+pub mod chain;
 pub mod config;
 pub mod log;
 pub mod sample;

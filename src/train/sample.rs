@@ -15,8 +15,11 @@ use crate::sim::Conditions;
 pub struct Sample {
     /// Index into the configured motions.
     pub motion: usize,
-    /// First frame (the garment starts skinned here and settles).
+    /// First frame.
     pub start: usize,
+    /// The garment starts skinned at `start` and settles for one step;
+    /// `false` when the sample continues a carried state (see `chain`).
+    pub settle: bool,
     pub conditions: Conditions,
 }
 
@@ -53,6 +56,7 @@ pub fn draw(
     Some(Sample {
         motion,
         start: windows[motion].start + pick,
+        settle: true,
         conditions,
     })
 }

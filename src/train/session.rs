@@ -3,7 +3,9 @@
 //! Each sample is a garment on a window of a motion with a random material
 //! and external force. The garment starts skinned to the first frame (plus
 //! noise), settles for one step of 1/3 s against the static body, then
-//! follows the motion for the current rollout length. Every network step is
+//! follows the motion for the current rollout length. With
+//! `continue_probability` a sample instead continues where the previous one
+//! ended (`chain`), without settling. Every network step is
 //! one update: the prediction x goes to the CPU, the f64 energies give
 //! g = dE/dx, and g enters the network through the surrogate Σ x·g. The next
 //! step starts from the detached prediction.
@@ -12,7 +14,8 @@
 //! first sample that brings the update count to at least `steps`, and
 //! checkpoints are written only at sample boundaries. That is what makes
 //! `--resume` continue bit-identically: the RNG, optimizer and normalisers
-//! are saved between samples, never in the middle of one.
+//! are saved between samples, never in the middle of one, and so is the
+//! carried state of a chain.
 
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -24,6 +27,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 use super::log::CsvLog;
+use super::chain::{Carried, maybe_continue};
 use super::sample::{Sample, add_noise, draw};
 use super::validation::Validator;
 use crate::body::Body;
@@ -88,6 +92,12 @@ pub fn checkpoint_dir(run: &Path) -> PathBuf {
 pub fn train(config: &RunConfig, options: &TrainOptions) -> Result<TrainSummary> {
     let started = Instant::now();
     let tc = &config.train;
+    if !(0.0..=1.0).contains(&tc.continue_probability) {
+        return Err(Error::invalid(format!(
+            "train.continue_probability must lie in [0, 1], got {}",
+            tc.continue_probability
+        )));
+    }
     let body = Body::makehuman()?;
     let garment = Garment::from_config(&config.garment, &body)?;
     let (scenes, windows) = load_windows(&body, &garment, &tc.motions)?;
@@ -95,7 +105,7 @@ pub fn train(config: &RunConfig, options: &TrainOptions) -> Result<TrainSummary>
 
     std::fs::create_dir_all(&options.out).map_err(|e| Error::io(&options.out, e))?;
     let ckpt = checkpoint_dir(&options.out);
-    let (mut trainer, mut rng, mut samples, mut skipped) = if options.resume {
+    let (mut trainer, mut rng, mut samples, mut skipped, mut carried) = if options.resume {
         let (mut trainer, state) = checkpoint::resume(&ckpt, &config.model, &options.device)?;
         let rng = match &state.rng {
             Some(r) => r.restore()?,
@@ -109,15 +119,21 @@ pub fn train(config: &RunConfig, options: &TrainOptions) -> Result<TrainSummary>
         let samples = state.extra["samples"].as_u64().unwrap_or(0);
         let skipped = state.extra["skipped"].as_u64().unwrap_or(0);
         trainer.normalizers_frozen = state.extra["normalizers_frozen"].as_bool().unwrap_or(false);
-        (trainer, rng, samples, skipped)
+        let carried: Option<Carried> = match state.extra.get("carried") {
+            None => None,
+            Some(v) => serde_json::from_value(v.clone()).map_err(|e| {
+                Error::invalid(format!("{}: carried chain state: {e}", ckpt.display()))
+            })?,
+        };
+        (trainer, rng, samples, skipped, carried)
     } else if let Some(init) = &options.init_from {
         let sim = checkpoint::load_matching(init, &config.model, &options.device)?;
         let mut trainer = Trainer::new(sim);
         trainer.normalizers_frozen = true;
-        (trainer, ChaCha8Rng::seed_from_u64(tc.seed), 0, 0)
+        (trainer, ChaCha8Rng::seed_from_u64(tc.seed), 0, 0, None)
     } else {
         let sim = NeuralSimulator::new_seeded(&config.model, &options.device, tc.seed)?;
-        (Trainer::new(sim), ChaCha8Rng::seed_from_u64(tc.seed), 0, 0)
+        (Trainer::new(sim), ChaCha8Rng::seed_from_u64(tc.seed), 0, 0, None)
     };
     let config_text = ron::ser::to_string_pretty(config, Default::default())
         .map_err(|e| Error::invalid(format!("serialising the run config: {e}")))?;
@@ -143,19 +159,33 @@ pub fn train(config: &RunConfig, options: &TrainOptions) -> Result<TrainSummary>
     };
     while trainer.updates < tc.steps {
         let rollout = tc.rollout.at(trainer.updates);
-        let sample = draw(
+        let continued = maybe_continue(
             &mut rng,
+            tc.continue_probability,
+            carried.as_ref(),
             &windows,
             rollout,
-            tc.max_external_acceleration,
-            tc.material,
-        )
-        .ok_or_else(|| {
-            Error::invalid(format!("no motion window is longer than {rollout} frames"))
-        })?;
-        let mut state = GarmentState::at_rest(scenes[sample.motion].skinned_garment(sample.start));
-        add_noise(&mut rng, &mut state.x, tc.initial_noise);
-        state.x_prev.clone_from(&state.x);
+        );
+        let (sample, state) = match continued {
+            Some(next) => next,
+            None => {
+                let sample = draw(
+                    &mut rng,
+                    &windows,
+                    rollout,
+                    tc.max_external_acceleration,
+                    tc.material,
+                )
+                .ok_or_else(|| {
+                    Error::invalid(format!("no motion window is longer than {rollout} frames"))
+                })?;
+                let mut state =
+                    GarmentState::at_rest(scenes[sample.motion].skinned_garment(sample.start));
+                add_noise(&mut rng, &mut state.x, tc.initial_noise);
+                state.x_prev.clone_from(&state.x);
+                (sample, state)
+            }
+        };
         let run = SampleRun {
             config,
             scene: &scenes[sample.motion],
@@ -165,6 +195,9 @@ pub fn train(config: &RunConfig, options: &TrainOptions) -> Result<TrainSummary>
         let before = trainer.updates;
         let outcome = run.train(&mut trainer, state, rollout, samples, &mut log, &bar)?;
         skipped += outcome.skipped;
+        carried = outcome
+            .end
+            .and_then(|state| Carried::after(&sample, rollout, state));
         for loss in outcome.losses {
             if recent.len() == 100 {
                 recent.pop_front();
@@ -194,6 +227,7 @@ pub fn train(config: &RunConfig, options: &TrainOptions) -> Result<TrainSummary>
                     "samples": samples,
                     "skipped": skipped,
                     "normalizers_frozen": trainer.normalizers_frozen,
+                    "carried": carried,
                 }),
             };
             checkpoint::save(&ckpt, &trainer.sim, Some((&trainer, &state)))?;
@@ -270,10 +304,14 @@ struct SampleRun<'a> {
 struct SampleOutcome {
     losses: Vec<f64>,
     skipped: u64,
+    /// The garment state after the last frame; `None` if the sample ended
+    /// early on a non-finite loss.
+    end: Option<GarmentState>,
 }
 
 impl SampleRun<'_> {
-    /// Settles, then rolls out `rollout` frames, one update per step.
+    /// Settles (unless the sample continues a carried state), then rolls
+    /// out `rollout` frames, one update per step.
     fn train(
         &self,
         trainer: &mut Trainer,
@@ -296,8 +334,10 @@ impl SampleRun<'_> {
         let mut outcome = SampleOutcome {
             losses: Vec::new(),
             skipped: 0,
+            end: None,
         };
-        for j in 0..=rollout {
+        let first = if self.sample.settle { 0 } else { 1 };
+        for j in first..=rollout {
             let timer = Instant::now();
             let settling = j == 0;
             let (now, next, dt) = if settling {
@@ -384,13 +424,14 @@ impl SampleRun<'_> {
                 &terms,
             )?;
             if !finite {
-                break;
+                return Ok(outcome);
             }
             outcome.losses.push(evaluation.total);
             bar.set_position(trainer.updates);
             bar.set_message(format!("loss {:.3e} stage {stage}", evaluation.total));
             state.advance(x, settling);
         }
+        outcome.end = Some(state);
         Ok(outcome)
     }
 }
