@@ -670,9 +670,10 @@ fn winding_penetration_volume(vertices: &[Vec3], faces: &[[usize; 3]], samples: 
     (hi - lo).product() * excess / samples as f64
 }
 
-/// A real tangle: the shipped SENC T-shirt rolled out over the held-out
-/// window (`senc rollout --checkpoint checkpoints/tshirt --motion 01_03
-/// --frames 789:1128`, frame 324 = clip frame 1113), its front pushed
+/// A real tangle: the SENC T-shirt shipped in sessions 3–9 rolled out over
+/// the held-out window (`senc rollout --checkpoint checkpoints/tshirt
+/// --motion 01_03 --frames 789:1128` at commit 1424ea6, frame 324 = clip
+/// frame 1113), its front pushed
 /// through its back by litres, with paths that cross themselves. The
 /// regions' volume must agree with the winding-number definition up to
 /// what separates the two (regions are per path, so volume inside two
@@ -720,9 +721,10 @@ fn path_volumes6(mesh: &TriMesh, closed: &ClosedMesh, two_sided: bool) -> Vec<f6
         .collect()
 }
 
-/// A torn garment where GIA fails: the HOOD-config skirt rolled out over
-/// the held-out window (`senc rollout --checkpoint checkpoints/hood_skirt
-/// --motion 01_03 --frames 789:1128`, frame 238 = clip frame 1027). For one
+/// A torn garment where GIA fails: the HOOD-config skirt shipped in
+/// sessions 3–9 rolled out over the held-out window (`senc rollout
+/// --checkpoint checkpoints/hood_skirt --motion 01_03 --frames 789:1128` at
+/// commit 1424ea6, frame 238 = clip frame 1027). For one
 /// closed path the smaller side on each sheet gives two disks that do not
 /// close up, so GIA's volume changes with the origin; the layered fill's
 /// does not, and the analysis matches the winding-number volume.

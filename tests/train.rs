@@ -243,11 +243,16 @@ fn chained_samples_skip_the_settle_step_and_resume_bit_identically() {
     let split = tempfile::tempdir().unwrap();
     train(&tiny_chained(7), &options(split.path())).unwrap();
     let state = std::fs::read_to_string(
-        checkpoint_dir(split.path()).join("training").join("state.json"),
+        checkpoint_dir(split.path())
+            .join("training")
+            .join("state.json"),
     )
     .unwrap();
     let state: serde_json::Value = serde_json::from_str(&state).unwrap();
-    assert!(state["extra"]["carried"]["x"].is_array(), "no carried state saved");
+    assert!(
+        state["extra"]["carried"]["x"].is_array(),
+        "no carried state saved"
+    );
     let resumed = TrainOptions {
         resume: true,
         ..options(split.path())

@@ -26,8 +26,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-use super::log::CsvLog;
 use super::chain::{Carried, maybe_continue};
+use super::log::CsvLog;
 use super::sample::{Sample, add_noise, draw};
 use super::validation::Validator;
 use crate::body::Body;
@@ -133,7 +133,13 @@ pub fn train(config: &RunConfig, options: &TrainOptions) -> Result<TrainSummary>
         (trainer, ChaCha8Rng::seed_from_u64(tc.seed), 0, 0, None)
     } else {
         let sim = NeuralSimulator::new_seeded(&config.model, &options.device, tc.seed)?;
-        (Trainer::new(sim), ChaCha8Rng::seed_from_u64(tc.seed), 0, 0, None)
+        (
+            Trainer::new(sim),
+            ChaCha8Rng::seed_from_u64(tc.seed),
+            0,
+            0,
+            None,
+        )
     };
     let config_text = ron::ser::to_string_pretty(config, Default::default())
         .map_err(|e| Error::invalid(format!("serialising the run config: {e}")))?;
