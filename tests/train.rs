@@ -258,7 +258,33 @@ fn chained_samples_skip_the_settle_step_and_resume_bit_identically() {
         ..options(split.path())
     };
     train(&tiny_chained(14), &resumed).unwrap();
-    assert_eq!(losses(straight.path()), losses(split.path()));
+    // The logged loss values may differ in the last bit: some energy values
+    // are rayon reductions whose tree depends on work stealing (seen once:
+    // update 8, 2.361830629714977 vs 2.3618306297149765, every later update
+    // equal to the bit, so the weights were). A lost or wrongly restored
+    // carried state changes the losses far more than that.
+    let (a, b) = (losses(straight.path()), losses(split.path()));
+    assert_eq!(a.len(), b.len());
+    for ((ua, la), (ub, lb)) in a.iter().zip(&b) {
+        assert_eq!(ua, ub);
+        assert!(
+            (la - lb).abs() <= 1e-12 * la.abs(),
+            "update {ua}: {la} vs {lb}"
+        );
+    }
+}
+
+/// A chain ends where the garment is strained beyond `continue_max_strain`:
+/// with a limit of 0 no state is ever carried, so every sample settles.
+#[test]
+fn a_strain_limit_ends_chains() {
+    let _serial = serial();
+    let mut config = tiny_chained(8);
+    config.train.continue_max_strain = Some(0.0);
+    let run = tempfile::tempdir().unwrap();
+    train(&config, &options(run.path())).unwrap();
+    let counts = updates_per_sample(run.path());
+    assert!(counts.iter().all(|&n| n == 2), "{counts:?}");
 }
 
 #[test]

@@ -44,6 +44,11 @@ pub struct TrainConfig {
     /// skinned: chains expose the network to its own long-horizon states
     /// (see `train::chain`). 0 = every sample starts fresh.
     pub continue_probability: f64,
+    /// A chain ends (the next sample starts fresh) when the largest edge
+    /// strain |l − L|/L of the carried state exceeds this: a torn garment is
+    /// not a state to learn from, and its stretching loss would dominate.
+    /// `None`: no limit.
+    pub continue_max_strain: Option<f64>,
     /// Std of the Gaussian noise on each sample's initial positions (m).
     pub initial_noise: f64,
     /// Train on this one material instead of sampling one per sample (DESIGN §3 ranges).
@@ -72,6 +77,7 @@ impl Default for TrainConfig {
             },
             self_collision_from: None,
             continue_probability: 0.0,
+            continue_max_strain: None,
             initial_noise: 3e-3,
             material: None,
             max_external_acceleration: 10.0,

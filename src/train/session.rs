@@ -33,6 +33,7 @@ use super::validation::Validator;
 use crate::body::Body;
 use crate::collide::SelfCollision;
 use crate::config::RunConfig;
+use crate::eval::metrics::GarmentMetrics;
 use crate::garment::Garment;
 use crate::model::checkpoint::{self, RngState, TrainingState};
 use crate::model::simulator::tensor_to_points;
@@ -102,6 +103,7 @@ pub fn train(config: &RunConfig, options: &TrainOptions) -> Result<TrainSummary>
     let garment = Garment::from_config(&config.garment, &body)?;
     let (scenes, windows) = load_windows(&body, &garment, &tc.motions)?;
     let self_collision = SelfCollision::new(&garment.rest, &config.self_collision.close)?;
+    let strain = GarmentMetrics::new(&garment.rest)?;
 
     std::fs::create_dir_all(&options.out).map_err(|e| Error::io(&options.out, e))?;
     let ckpt = checkpoint_dir(&options.out);
@@ -203,7 +205,11 @@ pub fn train(config: &RunConfig, options: &TrainOptions) -> Result<TrainSummary>
         skipped += outcome.skipped;
         carried = outcome
             .end
-            .and_then(|state| Carried::after(&sample, rollout, state));
+            .filter(|end| {
+                tc.continue_max_strain
+                    .is_none_or(|limit| strain.edge_strain(&end.x).1 <= limit)
+            })
+            .and_then(|end| Carried::after(&sample, rollout, end));
         for loss in outcome.losses {
             if recent.len() == 100 {
                 recent.pop_front();
