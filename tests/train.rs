@@ -258,11 +258,11 @@ fn chained_samples_skip_the_settle_step_and_resume_bit_identically() {
         ..options(split.path())
     };
     train(&tiny_chained(14), &resumed).unwrap();
-    // The logged loss values may differ in the last bit: some energy values
-    // are rayon reductions whose tree depends on work stealing (seen once:
-    // update 8, 2.361830629714977 vs 2.3618306297149765, every later update
-    // equal to the bit, so the weights were). A lost or wrongly restored
-    // carried state changes the losses far more than that.
+    // The logged loss values may differ in the last bit (seen once: update
+    // 8, 2.361830629714977 vs 2.3618306297149765, every later update equal
+    // to the bit, so the weights were). Suspected, not confirmed: energy
+    // values summed by rayon reductions whose tree depends on work stealing.
+    // A lost or wrongly restored carried state changes the losses far more.
     let (a, b) = (losses(straight.path()), losses(split.path()));
     assert_eq!(a.len(), b.len());
     for ((ua, la), (ub, lb)) in a.iter().zip(&b) {
