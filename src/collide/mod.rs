@@ -10,6 +10,7 @@ pub mod intersections;
 pub mod metric;
 pub mod patches;
 pub mod paths;
+pub mod penalty;
 pub mod points;
 pub mod predicates;
 pub mod region;

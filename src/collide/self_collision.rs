@@ -12,6 +12,7 @@ use super::config::{LoopClosure, LossKind};
 use super::intersections::{Intersections, TreeCache, find_intersections_cached};
 use super::metric::c_metric;
 use super::paths::{link_paths, path_length};
+use super::penalty::region_penalty;
 use super::region::{Polygon, SkipReason, penetrated_region};
 use super::remesh::{PieceVertex, SplitError};
 use super::triple::triple_point_backprop;
@@ -98,6 +99,10 @@ pub struct SelfCollisionReport {
     /// C = 100 · Σ_i |S_i| over the regions.
     pub c_metric: f64,
     pub diagnostics: Diagnostics,
+    /// ∂a_i/∂x of each region's measure, in `regions` order; only from
+    /// [`SelfCollision::region_measures`] (empty otherwise).
+    #[serde(skip)]
+    pub region_gradients: Vec<Vec<Vec3>>,
 }
 
 impl SelfCollision {
@@ -128,6 +133,61 @@ impl SelfCollision {
         loss: LossKind,
         weight: f64,
     ) -> Result<SelfCollisionReport> {
+        self.evaluate_smoothed(positions, loss, weight, 0.0)
+    }
+
+    /// [`Self::evaluate`] with each region's measure (|S_i| for the volume
+    /// loss, its area for the area loss) entering through the Huber penalty
+    /// of [`region_penalty`] with knee `knee` (same units as the measure;
+    /// 0 = the exact loss). The contour-length loss has no regions to
+    /// smooth and accepts only `knee` = 0.
+    pub fn evaluate_smoothed(
+        &self,
+        positions: &[Vec3],
+        loss: LossKind,
+        weight: f64,
+        knee: f64,
+    ) -> Result<SelfCollisionReport> {
+        self.analyse(positions, loss, weight, knee, false)
+    }
+
+    /// Each penetrated region's measure a_i (|S_i| for the volume loss, its
+    /// area for the area loss) and its gradient ∂a_i/∂x over the garment
+    /// vertices, in the order of the report's regions: what a Gauss–Newton
+    /// model of a smoothed loss needs. Empty for the contour-length loss.
+    pub fn region_measures(
+        &self,
+        positions: &[Vec3],
+        loss: LossKind,
+    ) -> Result<Vec<(f64, Vec<Vec3>)>> {
+        let report = self.analyse(positions, loss, 1.0, 0.0, true)?;
+        let measure = |r: &Region| match loss {
+            LossKind::Area => r.area,
+            _ => r.signed_volume6.abs(),
+        };
+        Ok(report
+            .regions
+            .iter()
+            .map(measure)
+            .zip(report.region_gradients)
+            .collect())
+    }
+
+    /// The analysis behind [`Self::evaluate_smoothed`]; with `per_region`
+    /// the report also holds each region's measure gradient.
+    fn analyse(
+        &self,
+        positions: &[Vec3],
+        loss: LossKind,
+        weight: f64,
+        knee: f64,
+        per_region: bool,
+    ) -> Result<SelfCollisionReport> {
+        if !(knee.is_finite() && knee >= 0.0) || (knee > 0.0 && loss == LossKind::ContourLength) {
+            return Err(Error::invalid(format!(
+                "self-collision: a smoothing knee must be finite and >= 0, and 0 for the contour-length loss (got {knee} with {loss:?})"
+            )));
+        }
         let start = Instant::now();
         let n = self.closed.num_garment_vertices();
         if positions.len() != n {
@@ -160,6 +220,7 @@ impl SelfCollision {
         let position = |v: PieceVertex| v.position(&vertices, faces, &hits.points);
         let mut grad = Gradient::new(vertices.len(), hits.points.len());
         let mut regions = vec![];
+        let mut region_grads = vec![];
         let mut skipped_paths = vec![];
         for (path, outcome) in outcomes.into_iter().enumerate() {
             // Positions of every loop of every polygon (a triple point the
@@ -197,14 +258,20 @@ impl SelfCollision {
                 .zip(&loops)
                 .map(|(poly, l)| multiplicity(poly).abs() * 0.5 * vector_area2(l).norm())
                 .sum();
-            match loss {
+            let slope = match loss {
+                LossKind::Volume => region_penalty(s.abs(), knee).1,
+                LossKind::Area => region_penalty(area, knee).1,
+                LossKind::ContourLength => 0.0,
+            };
+            // Adds `scale` × ∂(region measure)/∂(loop points) into `target`.
+            let add_measure_gradient = |target: &mut Gradient, scale: f64| match loss {
                 LossKind::Volume if s != 0.0 => {
                     for (poly, pl) in polygons.iter().zip(&loops) {
-                        let scale = weight * s.signum() * multiplicity(poly);
+                        let scale = scale * s.signum() * multiplicity(poly);
                         for (lv, lp) in poly.loops.iter().zip(pl) {
                             let mut g = vec![Vec3::zeros(); lp.len()];
                             signed_volume6_grad(lp, scale, &mut g);
-                            grad.add(lv, &g);
+                            target.add(lv, &g);
                         }
                     }
                 }
@@ -212,14 +279,20 @@ impl SelfCollision {
                     for (poly, pl) in polygons.iter().zip(&loops) {
                         let mut g: Vec<Vec<Vec3>> =
                             pl.iter().map(|l| vec![Vec3::zeros(); l.len()]).collect();
-                        let scale = 0.5 * weight * multiplicity(poly).abs();
+                        let scale = 0.5 * scale * multiplicity(poly).abs();
                         vector_area2_norm_grad(pl, scale, &mut g);
                         for (lv, gl) in poly.loops.iter().zip(&g) {
-                            grad.add(lv, gl);
+                            target.add(lv, gl);
                         }
                     }
                 }
                 _ => {}
+            };
+            add_measure_gradient(&mut grad, weight * slope);
+            if per_region {
+                let mut own = Gradient::new(vertices.len(), hits.points.len());
+                add_measure_gradient(&mut own, 1.0);
+                region_grads.push(own);
             }
             let mut faces: Vec<usize> = polygons.iter().map(|p| p.birth).collect();
             faces.sort_unstable();
@@ -234,8 +307,11 @@ impl SelfCollision {
         }
         let value = weight
             * match loss {
-                LossKind::Volume => regions.iter().map(|r| r.signed_volume6.abs()).sum(),
-                LossKind::Area => regions.iter().map(|r| r.area).sum(),
+                LossKind::Volume => regions
+                    .iter()
+                    .map(|r| region_penalty(r.signed_volume6.abs(), knee).0)
+                    .sum(),
+                LossKind::Area => regions.iter().map(|r| region_penalty(r.area, knee).0).sum(),
                 LossKind::ContourLength => contour_length(&hits, weight, &mut grad),
             };
         let closed_grad = grad.into_vertex_gradient(&hits, &vertices, faces);
@@ -248,9 +324,17 @@ impl SelfCollision {
             seconds_loss: start.elapsed().as_secs_f64() - t_regions,
             seconds_total: start.elapsed().as_secs_f64(),
         };
+        let region_gradients = region_grads
+            .into_iter()
+            .map(|g| {
+                self.closed
+                    .pull_back(&g.into_vertex_gradient(&hits, &vertices, faces))
+            })
+            .collect();
         Ok(SelfCollisionReport {
             loss: value,
             grad: self.closed.pull_back(&closed_grad),
+            region_gradients,
             pairs: hits.segments.len(),
             paths: paths
                 .iter()

@@ -138,5 +138,10 @@ mod tests {
             ..Default::default()
         };
         assert!(negative.validate().is_err());
+        let mut bad_knee = PhysicsConfig::default();
+        bad_knee.solver.self_collision_knee = -1e-6;
+        assert!(bad_knee.validate().is_err());
+        bad_knee.solver.self_collision_knee = f64::NAN;
+        assert!(bad_knee.validate().is_err());
     }
 }

@@ -20,11 +20,12 @@ pub trait Energy: Send + Sync {
     fn value_and_gradient(&self, x: &[Vec3], grad: &mut [Vec3]) -> f64;
 
     /// Adds a positive semi-definite approximation of ∂²E/∂x² at `x` into
-    /// `hessian` (see [`Hessian`]). The default adds nothing: a term without
-    /// second derivatives (the self-collision volume) then enters Newton's
-    /// method through its gradient only (and its samples beyond a kink,
-    /// [`Energy::is_smooth`]); the line search keeps the step a descent
-    /// step for the whole sum.
+    /// `hessian` (see [`Hessian`]; block-sparse, plus rank-one terms for
+    /// curvature that couples many vertices). The default adds nothing: a
+    /// term without second derivatives (the exact self-collision volume)
+    /// then enters Newton's method through its gradient only (and its
+    /// samples beyond a kink, [`Energy::is_smooth`]); the line search keeps
+    /// the step a descent step for the whole sum.
     fn add_hessian(&self, _x: &[Vec3], _hessian: &mut Hessian) {}
 
     /// False for a term that is only piecewise smooth: the self-collision

@@ -19,12 +19,17 @@ use crate::Vec3;
 /// A 3×3 block of a Hessian (N/m).
 pub type Block = Matrix3<f64>;
 
-/// The 3×3 blocks of a symmetric Hessian over `num_vertices` vertices.
+/// The 3×3 blocks of a symmetric Hessian over `num_vertices` vertices,
+/// plus any rank-one terms c·u·uᵀ (c ≥ 0) of terms whose curvature couples
+/// many vertices at once (the smoothed self-collision penalty of a region):
+/// those stay out of the sparse matrix and enter the Newton solve by the
+/// Woodbury identity (`super::newton`).
 #[derive(Clone, Debug, Default)]
 pub struct Hessian {
     num_vertices: usize,
     projection: Projection,
     blocks: Vec<(usize, usize, Block)>,
+    rank_one: Vec<(f64, Vec<Vec3>)>,
 }
 
 impl Hessian {
@@ -39,6 +44,7 @@ impl Hessian {
             num_vertices,
             projection,
             blocks: Vec::new(),
+            rank_one: Vec::new(),
         }
     }
 
@@ -78,17 +84,37 @@ impl Hessian {
         self.blocks.extend(blocks);
     }
 
-    /// H·p for a vector of per-vertex 3-vectors (tests and diagnostics).
+    /// Adds the rank-one term `weight`·u·uᵀ (`weight` ≥ 0, one u entry per
+    /// vertex); ignored unless `weight` is finite and > 0 and u is finite.
+    pub fn add_rank_one(&mut self, weight: f64, u: Vec<Vec3>) {
+        debug_assert_eq!(u.len(), self.num_vertices);
+        let finite = u.iter().all(|v| v.iter().all(|c| c.is_finite()));
+        if weight.is_finite() && weight > 0.0 && finite {
+            self.rank_one.push((weight, u));
+        }
+    }
+
+    /// The rank-one terms added so far, as (c, u).
+    pub fn rank_one_terms(&self) -> &[(f64, Vec<Vec3>)] {
+        &self.rank_one
+    }
+
+    /// H·p for a vector of per-vertex 3-vectors (tests and diagnostics),
+    /// rank-one terms included.
     pub fn apply(&self, p: &[Vec3]) -> Vec<Vec3> {
         let mut out = vec![Vec3::zeros(); p.len()];
         for (v, w, block) in &self.blocks {
             out[*v] += block * p[*w];
         }
+        for (c, u) in &self.rank_one {
+            let along: f64 = u.iter().zip(p).map(|(u, p)| u.dot(p)).sum();
+            out.iter_mut().zip(u).for_each(|(o, u)| *o += c * along * u);
+        }
         out
     }
 
-    /// The 3n × 3n matrix with the rows and columns of the vertices not
-    /// `free` replaced by the identity (their unknowns stay fixed), in
+    /// The 3n × 3n matrix of the blocks (not the rank-one terms) with the
+    /// rows and columns of the vertices not `free` replaced by the identity (their unknowns stay fixed), in
     /// faer's compressed-column form. Duplicate blocks are summed; zero
     /// entries are kept, so the sparsity pattern depends only on which blocks
     /// were added, not on their values.

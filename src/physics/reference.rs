@@ -94,8 +94,9 @@ impl<'a> ReferenceSimulation<'a> {
     /// is > 0; otherwise returns the simulation unchanged.
     pub fn with_self_collision(mut self, config: &SelfCollisionConfig) -> Result<Self> {
         if self.cloth.config().solver.self_collision && config.weight > 0.0 {
+            let knee = self.cloth.config().solver.self_collision_knee;
             self.self_collision =
-                Some(SelfCollisionEnergy::from_config(self.garment.rest, config)?);
+                Some(SelfCollisionEnergy::from_config(self.garment.rest, config)?.with_knee(knee)?);
         }
         Ok(self)
     }

@@ -7,6 +7,7 @@
 //! wherever the intersection combinatorics do not change.
 
 use super::energy::Energy;
+use super::hessian::Hessian;
 use crate::Vec3;
 use crate::collide::{LossKind, SelfCollision, SelfCollisionConfig};
 use crate::mesh::TriMesh;
@@ -18,6 +19,8 @@ pub struct SelfCollisionEnergy {
     analysis: SelfCollision,
     loss: LossKind,
     weight: f64,
+    /// Knee of the per-region Huber penalty (0 = the exact loss).
+    knee: f64,
 }
 
 impl SelfCollisionEnergy {
@@ -32,7 +35,25 @@ impl SelfCollisionEnergy {
             analysis,
             loss,
             weight,
+            knee: 0.0,
         })
+    }
+
+    /// Smooths the kink where a region appears: each region's measure a
+    /// enters as the Huber penalty with knee `knee` (a²/2k below it; see
+    /// [`crate::collide::penalty`]), in the measure's units (|S_i| = 6 ×
+    /// volume in m³, or area in m²). Not for the contour-length loss.
+    pub fn with_knee(mut self, knee: f64) -> Result<Self> {
+        if !(knee.is_finite() && knee >= 0.0)
+            || (knee > 0.0 && self.loss == LossKind::ContourLength)
+        {
+            return Err(Error::invalid(format!(
+                "self-collision knee must be finite and >= 0, and 0 for the contour-length loss; got {knee} with {:?}",
+                self.loss
+            )));
+        }
+        self.knee = knee;
+        Ok(self)
     }
 
     /// The term of `config` (loss, weight, closed loops) for the garment `rest`.
@@ -58,6 +79,11 @@ impl SelfCollisionEnergy {
     pub fn weight(&self) -> f64 {
         self.weight
     }
+
+    /// The knee of the per-region penalty (0 = exact).
+    pub fn knee(&self) -> f64 {
+        self.knee
+    }
 }
 
 impl Energy for SelfCollisionEnergy {
@@ -71,7 +97,10 @@ impl Energy for SelfCollisionEnergy {
     /// rejects a trial with a non-finite total, and the solver refuses a
     /// non-finite energy at its initial guess.
     fn value_and_gradient(&self, x: &[Vec3], grad: &mut [Vec3]) -> f64 {
-        match self.analysis.evaluate(x, self.loss, self.weight) {
+        match self
+            .analysis
+            .evaluate_smoothed(x, self.loss, self.weight, self.knee)
+        {
             Ok(report) => {
                 grad.iter_mut().zip(&report.grad).for_each(|(g, d)| *g += d);
                 report.loss
@@ -80,7 +109,28 @@ impl Energy for SelfCollisionEnergy {
         }
     }
 
-    /// |S_i| has a kink where region i appears or vanishes.
+    /// With a knee k > 0: the Gauss–Newton curvature of each region below
+    /// the knee, (w/k)·∇a_i·∇a_iᵀ (the Huber penalty's a_i²/2k with a_i
+    /// linearised), as a rank-one term. Without this the Newton model does
+    /// not see the penalty's stiffness and overshoots into the layers again
+    /// and again. Adds nothing with k = 0 (the exact loss is linear in a_i)
+    /// or if the analysis fails.
+    fn add_hessian(&self, x: &[Vec3], hessian: &mut Hessian) {
+        if self.knee == 0.0 {
+            return;
+        }
+        if let Ok(regions) = self.analysis.region_measures(x, self.loss) {
+            for (a, gradient) in regions {
+                if a < self.knee {
+                    hessian.add_rank_one(self.weight / self.knee, gradient);
+                }
+            }
+        }
+    }
+
+    /// |S_i| has a kink where region i appears or vanishes (a knee > 0
+    /// smooths that one, but a region's measure can still change slope where
+    /// the intersection paths change combinatorially).
     fn is_smooth(&self) -> bool {
         false
     }
@@ -151,8 +201,17 @@ mod tests {
     #[test]
     fn gradient_matches_central_differences() {
         let mesh = intersecting_boxes();
-        for loss in [LossKind::Volume, LossKind::Area, LossKind::ContourLength] {
-            let e = energy(&mesh, loss, 3.0);
+        // Knee 10: every region's |S_i| and area (< 2 here) is on the
+        // quadratic side of the Huber penalty.
+        let cases = [
+            (LossKind::Volume, 0.0),
+            (LossKind::Area, 0.0),
+            (LossKind::ContourLength, 0.0),
+            (LossKind::Volume, 10.0),
+            (LossKind::Area, 10.0),
+        ];
+        for (loss, knee) in cases {
+            let e = energy(&mesh, loss, 3.0).with_knee(knee).unwrap();
             let x = &mesh.positions;
             // Start from a non-zero buffer: the term must add, not overwrite.
             let offset = Vec3::new(0.5, -1.0, 2.0);
@@ -178,6 +237,85 @@ mod tests {
                     );
                 }
             }
+        }
+    }
+
+    #[test]
+    fn a_knee_softens_small_regions_and_only_shifts_large_ones() {
+        let mesh = intersecting_boxes();
+        let exact = energy(&mesh, LossKind::Volume, 1.0);
+        let report = exact
+            .analysis()
+            .evaluate(&mesh.positions, LossKind::Volume, 1.0)
+            .unwrap();
+        let sizes: Vec<f64> = report
+            .regions
+            .iter()
+            .map(|r| r.signed_volume6.abs())
+            .collect();
+        assert!(!sizes.is_empty());
+        let x = &mesh.positions;
+        // Knee above every region: Σ a²/2k.
+        let big = 4.0 * sizes.iter().cloned().fold(0.0, f64::max);
+        let soft = exact.clone().with_knee(big).unwrap().value(x);
+        let expected: f64 = sizes.iter().map(|a| a * a / (2.0 * big)).sum();
+        assert!((soft - expected).abs() <= 1e-12 * expected);
+        // Knee below every region: each loses k/2.
+        let small = 0.25 * sizes.iter().cloned().fold(f64::INFINITY, f64::min);
+        let shifted = exact.clone().with_knee(small).unwrap().value(x);
+        let expected = report.loss - 0.5 * small * sizes.len() as f64;
+        assert!((shifted - expected).abs() <= 1e-12 * report.loss);
+        // The contour length has no regions to smooth.
+        let contour = energy(&mesh, LossKind::ContourLength, 1.0);
+        assert!(contour.clone().with_knee(1e-3).is_err());
+        assert!(exact.with_knee(f64::NAN).is_err());
+    }
+
+    #[test]
+    fn region_gradients_sum_to_the_loss_gradient() {
+        let mesh = intersecting_boxes();
+        for loss in [LossKind::Volume, LossKind::Area] {
+            let e = energy(&mesh, loss, 2.0);
+            let x = &mesh.positions;
+            let regions = e.analysis().region_measures(x, loss).unwrap();
+            assert!(!regions.is_empty());
+            let report = e.analysis().evaluate(x, loss, 2.0).unwrap();
+            let measures: f64 = regions.iter().map(|(a, _)| a).sum();
+            assert!((2.0 * measures - report.loss).abs() <= 1e-12 * report.loss);
+            let scale = report.grad.iter().map(|g| g.amax()).fold(0.0, f64::max);
+            for v in 0..x.len() {
+                let summed: Vec3 = regions.iter().map(|(_, g)| 2.0 * g[v]).sum();
+                assert!(
+                    (summed - report.grad[v]).amax() <= 1e-12 * scale,
+                    "{loss:?} {v}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_knee_adds_one_rank_one_curvature_per_shallow_region() {
+        let mesh = intersecting_boxes();
+        let x = &mesh.positions;
+        let exact = energy(&mesh, LossKind::Volume, 3.0);
+        let regions = exact
+            .analysis()
+            .region_measures(x, LossKind::Volume)
+            .unwrap();
+        let mut h = Hessian::new(x.len());
+        exact.add_hessian(x, &mut h);
+        assert!(
+            h.rank_one_terms().is_empty(),
+            "the exact loss is linear in a"
+        );
+        let knee = 2.0 * regions.iter().map(|(a, _)| *a).fold(0.0, f64::max);
+        let smoothed = exact.with_knee(knee).unwrap();
+        let mut h = Hessian::new(x.len());
+        smoothed.add_hessian(x, &mut h);
+        assert_eq!(h.rank_one_terms().len(), regions.len());
+        for ((c, u), (_, g)) in h.rank_one_terms().iter().zip(&regions) {
+            assert_eq!(*c, 3.0 / knee);
+            assert_eq!(u, g);
         }
     }
 

@@ -78,6 +78,12 @@ pub struct SolverConfig {
     /// `self_collision` section (if its weight is > 0) to every step
     /// (opt-in: it costs one intersection analysis per energy evaluation).
     pub self_collision: bool,
+    /// Knee of the self-collision term's per-region penalty in the solver
+    /// (0 = DESIGN's w·Σ|S_i| exactly): a region whose |S_i| (6 × volume,
+    /// m³) is below the knee is penalised by w·|S_i|²/(2·knee), so the
+    /// term's force fades in instead of jumping on where two layers first
+    /// cross ([`crate::collide::penalty`]).
+    pub self_collision_knee: f64,
     /// Extra minimisations per step with the contacts of vertices that
     /// ended inside the body (see the module docs; 0 = one correspondence
     /// per vertex, as in training). All passes share `max_iterations`.
@@ -93,6 +99,7 @@ impl Default for SolverConfig {
             history: 10,
             settle_dt: 1.0 / 3.0,
             self_collision: false,
+            self_collision_knee: 0.0,
             contact_passes: 0,
         }
     }
@@ -105,9 +112,10 @@ impl SolverConfig {
             || self.max_iterations == 0
             || self.history == 0
             || !(self.settle_dt.is_finite() && self.settle_dt > 0.0)
+            || !(self.self_collision_knee.is_finite() && self.self_collision_knee >= 0.0)
         {
             return Err(Error::invalid(format!(
-                "solver config {self:?}: tolerance and settle_dt must be > 0, max_iterations and history >= 1"
+                "solver config {self:?}: tolerance and settle_dt must be > 0, self_collision_knee >= 0, max_iterations and history >= 1"
             )));
         }
         Ok(())
