@@ -35,7 +35,7 @@ pub struct Args {
 }
 
 /// Per-frame CSV columns after the frame index.
-const CSV_HEADER: &str = "frame,iterations,added_contacts,converged,residual,seconds,penetration_percent,mean_edge_strain,max_edge_strain,stretch_default,bend_default,c_metric";
+const CSV_HEADER: &str = "frame,iterations,added_contacts,converged,residual,seconds,penetration_percent,mean_edge_strain,max_edge_strain,stretch_default,bend_default,c_metric,at_jump";
 
 pub fn run(args: Args) -> senc::Result<()> {
     let config = RunConfig::read(&args.config)?;
@@ -71,6 +71,7 @@ pub fn run(args: Args) -> senc::Result<()> {
     let mut csv = String::new();
     let (mut written, mut worst_penetration, mut worst_strain, mut worst_c) =
         (0, 0.0f64, 0.0f64, 0.0f64);
+    let (mut converged, mut at_jump) = (0, 0);
     while let Some(frame) = sim.next_frame() {
         let frame = frame?;
         let m = metrics.frame(&frame.garment, Some(sim.body_query()));
@@ -88,13 +89,15 @@ pub fn run(args: Args) -> senc::Result<()> {
             args.with_body.then_some(&body.mesh),
         )?;
         let r = &frame.report;
+        converged += usize::from(r.converged);
+        at_jump += usize::from(r.at_jump);
         if csv.is_empty() {
             let names: Vec<&str> = r.terms.iter().map(|t| t.name.as_str()).collect();
             csv = format!("{CSV_HEADER},{}\n", names.join(","));
         }
         let terms: Vec<String> = r.terms.iter().map(|t| format!("{:.6e}", t.value)).collect();
         csv.push_str(&format!(
-            "{},{},{},{},{:.3e},{:.4},{:.3},{:.5},{:.5},{:.6e},{:.6e},{:.6e},{}\n",
+            "{},{},{},{},{:.3e},{:.4},{:.3},{:.5},{:.5},{:.6e},{:.6e},{:.6e},{},{}\n",
             frame.index,
             r.iterations,
             r.added_contacts,
@@ -107,6 +110,7 @@ pub fn run(args: Args) -> senc::Result<()> {
             m.stretch_energy,
             m.bend_energy,
             c,
+            r.at_jump,
             terms.join(",")
         ));
         write_bytes_atomic(&args.out.join("frames.csv"), csv.as_bytes())?;
@@ -126,7 +130,11 @@ pub fn run(args: Args) -> senc::Result<()> {
                 } else {
                     String::new()
                 },
-                if r.converged { "" } else { " (not converged)" },
+                match (r.converged, r.at_jump) {
+                    (true, _) => "",
+                    (false, true) => " (stopped at a jump of the self-collision term)",
+                    (false, false) => " (not converged)",
+                },
                 r.seconds,
                 terms_text.join(", "),
                 penetration,
@@ -144,10 +152,11 @@ pub fn run(args: Args) -> senc::Result<()> {
     bar.finish_and_clear();
     let seconds = start.elapsed().as_secs_f64();
     println!(
-        "simulated {written} frames of {} in {seconds:.1}s ({:.2} s/frame) into {}; max body penetration {worst_penetration:.2}% of vertices, max mean edge strain {:.2}%, max C {worst_c:.4}{}",
+        "simulated {written} frames of {} in {seconds:.1}s ({:.2} s/frame) into {}; {converged} steps converged, {at_jump} stopped at a jump of the self-collision term, {} not converged; max body penetration {worst_penetration:.2}% of vertices, max mean edge strain {:.2}%, max C {worst_c:.4}{}",
         garment.name,
         seconds / written.max(1) as f64,
         args.out.display(),
+        written - converged - at_jump,
         100.0 * worst_strain,
         if sim.self_collision().is_some() {
             " (self-collision term on)"

@@ -11,6 +11,13 @@ use crate::{Error, Result, Vec3};
 pub struct SolveReport {
     pub iterations: usize,
     pub converged: bool,
+    /// Not converged, but stopped against a jump of a non-smooth term: the
+    /// only steps that lower the energy move no vertex measurably, and the
+    /// shortest rejected one (≤ 2e-12 m) raises the non-smooth terms by far
+    /// more than their slope allows (a discontinuity, e.g. a penetrated
+    /// region of finite volume appearing). No gradient tolerance can be
+    /// reached there.
+    pub at_jump: bool,
     /// Final ‖∇E‖/‖m·g‖ over the free vertices.
     pub residual: f64,
     /// Energy, gradient and per-term values at the result.
@@ -24,6 +31,7 @@ impl SolveReport {
         SolveReport {
             iterations,
             converged: residual <= tolerance,
+            at_jump: false,
             residual,
             evaluation,
         }

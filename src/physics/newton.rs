@@ -138,6 +138,7 @@ pub fn minimize(
     let mut projection = Projection::Absolute;
     // The previous iterate's gradient and how far the last step moved.
     let mut previous: Option<(Vec<Vec3>, f64)> = None;
+    let mut at_jump = false;
     while residual > tolerance && iterations < max_iterations {
         iterations += 1;
         let hessian = energy.hessian(x, projection);
@@ -187,7 +188,9 @@ pub fn minimize(
         };
         let moved = largest_move(step, &direction);
         if moved < STALLED_MOVE {
-            break; // Decreasing, but by moving no vertex measurably: stalled.
+            // Decreasing, but by moving no vertex measurably: stalled.
+            at_jump = !smooth && jumps_within(energy, x, &direction, 2.0 * step, &current);
+            break;
         }
         // Full steps: near the solution, where the exact (clamped) Hessian
         // converges fast; a shortened step: back to the cautious filter.
@@ -204,7 +207,32 @@ pub fn minimize(
         previous = Some((gradient, moved));
         residual = problem.residual(&current.gradient);
     }
-    Ok(SolveReport::new(iterations, tolerance, residual, current))
+    let report = SolveReport::new(iterations, tolerance, residual, current);
+    Ok(SolveReport {
+        at_jump: at_jump && !report.converged,
+        ..report
+    })
+}
+
+/// How many times its first-order change a non-smooth term must rise over
+/// a step for the rise to count as a jump.
+const JUMP_FACTOR: f64 = 1e3;
+
+/// Whether the non-smooth terms rise by a jump between `x` and
+/// x + `step`·`direction`: by more than [`JUMP_FACTOR`] times the whole
+/// sum's first-order change |∇E·d|·step (a term continuous there changes
+/// by about its own share of that).
+fn jumps_within(
+    energy: &EnergySum<'_>,
+    x: &[Vec3],
+    direction: &[Vec3],
+    step: f64,
+    current: &Evaluation,
+) -> bool {
+    let trial: Vec<Vec3> = x.iter().zip(direction).map(|(x, d)| x + step * d).collect();
+    let rise = energy.evaluate(&trial).nonsmooth_total - current.nonsmooth_total;
+    let first_order = dot(direction, &current.gradient).abs() * step;
+    rise > JUMP_FACTOR * first_order + f64::EPSILON * current.total.abs()
 }
 
 /// What one iteration found.
@@ -524,6 +552,51 @@ mod tests {
         assert!(report.iterations < 50, "{} iterations", report.iterations);
         assert!(x.z.abs() <= SAMPLE_RADIUS, "{x}");
         assert!((x.x - 0.3).abs() < 1e-6 && (x.y + 0.2).abs() < 1e-6, "{x}");
+    }
+
+    /// E = h for z > 0, else 0: a jump, like a penetrated region of finite
+    /// volume that appears all at once.
+    struct Cliff {
+        height: f64,
+    }
+
+    impl Energy for Cliff {
+        fn name(&self) -> &str {
+            "cliff"
+        }
+        fn value_and_gradient(&self, x: &[Vec3], _grad: &mut [Vec3]) -> f64 {
+            if x[0].z > 0.0 { self.height } else { 0.0 }
+        }
+        fn is_smooth(&self) -> bool {
+            false
+        }
+    }
+
+    #[test]
+    fn a_jump_stops_the_minimisation_and_is_reported() {
+        // The spring gains less than the cliff costs anywhere within 0.5 m.
+        let mut energy = EnergySum::new();
+        energy
+            .push(Spring {
+                target: Vec3::new(0.3, -0.2, 0.5),
+                stiffness: 10.0,
+            })
+            .push(Cliff { height: 5.0 });
+        let mut x = [Vec3::new(0.0, 0.0, -0.1)];
+        let report = minimize(
+            &energy,
+            &mut x,
+            &one_free_vertex(),
+            1e-6,
+            200,
+            &mut SparseCholesky::default(),
+        )
+        .unwrap();
+        assert!(!report.converged && report.at_jump, "{report:?}");
+        assert!(x[0].z <= 0.0 && x[0].z > -1e-6, "{}", x[0]);
+        // A kink is not a jump.
+        let (kink, _) = solve_against_the_wall(false);
+        assert!(kink.converged && !kink.at_jump, "{kink:?}");
     }
 
     #[test]

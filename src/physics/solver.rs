@@ -148,6 +148,9 @@ pub struct StepReport {
     /// Contacts added for vertices that ended inside the body.
     pub added_contacts: usize,
     pub converged: bool,
+    /// Stopped against a jump of the self-collision term (see
+    /// [`super::descent::SolveReport::at_jump`]).
+    pub at_jump: bool,
     pub residual: f64,
     /// Value of every energy term at the new positions.
     pub terms: Vec<TermValue>,
@@ -321,6 +324,7 @@ impl<'a> ReferenceSolver<'a> {
             iterations,
             added_contacts,
             converged: solve.converged,
+            at_jump: solve.at_jump,
             residual: solve.residual,
             terms: solve.evaluation.terms,
             seconds: start.elapsed().as_secs_f64(),
