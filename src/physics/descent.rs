@@ -133,9 +133,9 @@ pub fn line_search(
 pub struct Backtrack {
     /// The accepted step length and the evaluation there.
     pub accepted: Option<(f64, Evaluation)>,
-    /// The shortest rejected trial step and its evaluation (the one just
-    /// before the accepted step, or the last one tried).
-    pub nearest_rejected: Option<(f64, Evaluation)>,
+    /// Every rejected trial step and its evaluation, longest first (the
+    /// last one is just before the accepted step, or the last one tried).
+    pub rejected: Vec<(f64, Evaluation)>,
 }
 
 /// [`line_search`], also returning the shortest rejected trial: a bundle
@@ -150,22 +150,22 @@ pub fn backtrack(
 ) -> Backtrack {
     const ARMIJO: f64 = 1e-4;
     let mut step = max_step;
-    let mut nearest_rejected = None;
+    let mut rejected = Vec::new();
     for _ in 0..40 {
         let trial: Vec<Vec3> = x.iter().zip(direction).map(|(x, d)| x + step * d).collect();
         let eval = energy.evaluate(&trial);
         if eval.total.is_finite() && eval.total <= current.total + ARMIJO * step * slope {
             return Backtrack {
                 accepted: Some((step, eval)),
-                nearest_rejected,
+                rejected,
             };
         }
-        nearest_rejected = Some((step, eval));
+        rejected.push((step, eval));
         step *= 0.5;
     }
     Backtrack {
         accepted: None,
-        nearest_rejected,
+        rejected,
     }
 }
 
