@@ -308,9 +308,17 @@ fn bundle_step(
         {
             best = Some((step, direction.clone(), next));
         }
+        // The shortest rejected trial where the non-smooth terms rose by
+        // more than round-off: just below the kink's distance, trials differ
+        // from the iterate by ~1e-15 J in either direction and sample
+        // nothing new.
+        let noise = 8.0 * f64::EPSILON * current.total.abs();
         let kink = search
-            .nearest_rejected
-            .filter(|(_, r)| short && r.nonsmooth_total > current.nonsmooth_total);
+            .rejected
+            .into_iter()
+            .rev()
+            .find(|(_, r)| r.nonsmooth_total > current.nonsmooth_total + noise)
+            .filter(|_| short);
         let Some((step, mut rejected)) = kink.filter(|_| bundle.len() < BUNDLE_SIZE) else {
             break;
         };
