@@ -218,10 +218,11 @@ pub fn minimize(
 /// a step for the rise to count as a jump.
 const JUMP_FACTOR: f64 = 1e3;
 
-/// Whether the non-smooth terms rise by a jump between `x` and
-/// x + `step`·`direction`: by more than [`JUMP_FACTOR`] times the whole
-/// sum's first-order change |∇E·d|·step (a term continuous there changes
-/// by about its own share of that).
+/// Whether the non-smooth terms jump within [`SAMPLE_RADIUS`] of `x` along
+/// `direction`, looking at steps t = 2·`step`, 4·`step`, … while no vertex
+/// moves by more than the radius: a jump where the terms rise by more than
+/// [`JUMP_FACTOR`] times the whole sum's first-order change |∇E·d|·t (a
+/// term continuous there, even with a kink, changes by a few times that).
 fn jumps_within(
     energy: &EnergySum<'_>,
     x: &[Vec3],
@@ -229,10 +230,18 @@ fn jumps_within(
     step: f64,
     current: &Evaluation,
 ) -> bool {
-    let trial: Vec<Vec3> = x.iter().zip(direction).map(|(x, d)| x + step * d).collect();
-    let rise = energy.evaluate(&trial).nonsmooth_total - current.nonsmooth_total;
-    let first_order = dot(direction, &current.gradient).abs() * step;
-    rise > JUMP_FACTOR * first_order + f64::EPSILON * current.total.abs()
+    let slope = dot(direction, &current.gradient).abs();
+    let round_off = f64::EPSILON * current.total.abs();
+    let mut t = 2.0 * step;
+    while t > 0.0 && largest_move(t, direction) <= SAMPLE_RADIUS {
+        let trial: Vec<Vec3> = x.iter().zip(direction).map(|(x, d)| x + t * d).collect();
+        let rise = energy.evaluate(&trial).nonsmooth_total - current.nonsmooth_total;
+        if rise > JUMP_FACTOR * slope * t + round_off {
+            return true;
+        }
+        t *= 2.0;
+    }
+    false
 }
 
 /// What one iteration found.
