@@ -39,6 +39,11 @@
 //! ([`NewtonSystem`]): the penalty's stiffness is then in the model and the
 //! steps stop overshooting into the layers.
 //!
+//! **Jumps.** The analysed volume is not even continuous everywhere: a
+//! penetrated region of finite volume can appear at once. No gradient
+//! tolerance exists there, so a step that stalls with such a jump within
+//! [`SAMPLE_RADIUS`] ahead ends with `at_jump` set instead of converged.
+//!
 //! The sparsity pattern of H depends only on which blocks the terms add
 //! (the mesh, plus diagonal blocks), so the symbolic analysis (fill-reducing
 //! ordering and elimination tree) is done once and reused while the pattern
