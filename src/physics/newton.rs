@@ -395,8 +395,15 @@ fn combine<'v>(vectors: impl Iterator<Item = &'v Vec<Vec3>>, lambda: &[f64]) -> 
 /// which keeps H sparse although each u_i spans a whole region.
 struct NewtonSystem {
     llt: Llt<usize, f64>,
-    /// Z's columns and the Cholesky factor of M (k × k, k rank-one terms).
-    low_rank: Option<(Vec<Vec<Vec3>>, nalgebra::Cholesky<f64, nalgebra::Dyn>)>,
+    low_rank: Option<Woodbury>,
+}
+
+/// The rank-one part of a [`NewtonSystem`] (k terms).
+struct Woodbury {
+    /// Z's columns H⁻¹u_i over the free vertices.
+    z: Vec<Vec<Vec3>>,
+    /// The Cholesky factor of M = C⁻¹ + UᵀZ (k × k).
+    m: nalgebra::Cholesky<f64, nalgebra::Dyn>,
 }
 
 impl NewtonSystem {
@@ -431,20 +438,22 @@ impl NewtonSystem {
             let diagonal = if i == j { 1.0 / terms[i].0 } else { 0.0 };
             0.5 * (dot(&masked[i], &z[j]) + dot(&masked[j], &z[i])) + diagonal
         });
-        let factor = m.cholesky()?;
         Some(NewtonSystem {
             llt,
-            low_rank: Some((z, factor)),
+            low_rank: Some(Woodbury {
+                z,
+                m: m.cholesky()?,
+            }),
         })
     }
 
     /// d = −(H + U·C·Uᵀ)⁻¹g over the free vertices (fixed ones get 0).
     fn step(&self, gradient: &[Vec3], problem: &Problem<'_>) -> Option<Vec<Vec3>> {
         let mut d = newton_step(&self.llt, gradient, problem)?;
-        if let Some((z, factor)) = &self.low_rank {
+        if let Some(Woodbury { z, m }) = &self.low_rank {
             // −(H + UCUᵀ)⁻¹g = −H⁻¹g + Z·M⁻¹·Zᵀg = d + Z·M⁻¹·Zᵀg.
             let zg = nalgebra::DVector::from_iterator(z.len(), z.iter().map(|z| dot(z, gradient)));
-            let weights = factor.solve(&zg);
+            let weights = m.solve(&zg);
             for (zj, wj) in z.iter().zip(weights.iter()) {
                 d.iter_mut().zip(zj).for_each(|(d, z)| *d += *wj * z);
             }
