@@ -15,6 +15,20 @@
 //! penalty minus k/2 above the knee. The reference solver uses it; training
 //! keeps k = 0 (the paper's loss).
 
+use super::config::LossKind;
+use crate::{Error, Result};
+
+/// Checks that `knee` can smooth `loss`: finite and ≥ 0, and 0 for the
+/// contour-length loss (which has no per-region measure).
+pub fn check_knee(loss: LossKind, knee: f64) -> Result<()> {
+    if !(knee.is_finite() && knee >= 0.0) || (knee > 0.0 && loss == LossKind::ContourLength) {
+        return Err(Error::invalid(format!(
+            "self-collision: a smoothing knee must be finite and >= 0, and 0 for the contour-length loss (got {knee} with {loss:?})"
+        )));
+    }
+    Ok(())
+}
+
 /// The penalty p_k(a) of a region with measure `a` ≥ 0 and its slope
 /// dp/da, for a knee `k` ≥ 0 (k = 0: the exact penalty a, slope 1).
 pub fn region_penalty(a: f64, knee: f64) -> (f64, f64) {

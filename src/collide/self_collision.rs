@@ -12,7 +12,7 @@ use super::config::{LoopClosure, LossKind};
 use super::intersections::{Intersections, TreeCache, find_intersections_cached};
 use super::metric::c_metric;
 use super::paths::{link_paths, path_length};
-use super::penalty::region_penalty;
+use super::penalty::{check_knee, region_penalty};
 use super::region::{Polygon, SkipReason, penetrated_region};
 use super::remesh::{PieceVertex, SplitError};
 use super::triple::triple_point_backprop;
@@ -183,11 +183,7 @@ impl SelfCollision {
         knee: f64,
         per_region: bool,
     ) -> Result<SelfCollisionReport> {
-        if !(knee.is_finite() && knee >= 0.0) || (knee > 0.0 && loss == LossKind::ContourLength) {
-            return Err(Error::invalid(format!(
-                "self-collision: a smoothing knee must be finite and >= 0, and 0 for the contour-length loss (got {knee} with {loss:?})"
-            )));
-        }
+        check_knee(loss, knee)?;
         let start = Instant::now();
         let n = self.closed.num_garment_vertices();
         if positions.len() != n {

@@ -44,14 +44,7 @@ impl SelfCollisionEnergy {
     /// [`crate::collide::penalty`]), in the measure's units (|S_i| = 6 ×
     /// volume in m³, or area in m²). Not for the contour-length loss.
     pub fn with_knee(mut self, knee: f64) -> Result<Self> {
-        if !(knee.is_finite() && knee >= 0.0)
-            || (knee > 0.0 && self.loss == LossKind::ContourLength)
-        {
-            return Err(Error::invalid(format!(
-                "self-collision knee must be finite and >= 0, and 0 for the contour-length loss; got {knee} with {:?}",
-                self.loss
-            )));
-        }
+        crate::collide::penalty::check_knee(self.loss, knee)?;
         self.knee = knee;
         Ok(self)
     }
