@@ -13,7 +13,7 @@ use senc::physics::Material;
 use senc::sim::{RolloutOptions, Scene, rollout};
 use senc::train::config::{MotionWindow, TrainConfig, Validation};
 use senc::train::schedule::{LearningRate, RolloutRamp};
-use senc::train::{TrainOptions, checkpoint_dir, train};
+use senc::train::{SELECTED_FILE, TrainOptions, best_dir, checkpoint_dir, train};
 
 /// The skirt on the first two frames of 01_01 with the default material and
 /// no noise or wind: every sample is the same settle step plus one step.
@@ -125,6 +125,7 @@ fn tiny_validated(steps: u64) -> RunConfig {
             frames: "10:13".into(),
         },
         every: 4,
+        keep_best: false,
     });
     config
 }
@@ -176,30 +177,93 @@ fn resume_continues_bit_identically() {
         read(split.path(), "normalizers.ron")
     );
     // The final weights agree: the two models simulate identical frames.
-    let frames = |run: &Path| {
-        let ckpt = run.join("checkpoint");
-        let model = checkpoint::load(&ckpt, &burn::tensor::Device::flex()).unwrap();
-        let body = Body::makehuman().unwrap();
-        let scene = Scene {
-            garment: Garment::from_config(&tiny(1).garment, &body).unwrap(),
-            motion: Motion::load(Path::new("01_01"), &body).unwrap(),
-            body,
-        };
-        let mut out = Vec::new();
-        rollout(
-            &model,
-            &scene,
-            0..3,
-            &RolloutOptions::default(),
-            |_, x, _| {
-                out.push(x.to_vec());
-                Ok(())
-            },
-        )
-        .unwrap();
-        out
+    assert_eq!(
+        simulated_frames(&checkpoint_dir(straight.path())),
+        simulated_frames(&checkpoint_dir(split.path()))
+    );
+}
+
+/// Three frames of 01_01 simulated by the model in checkpoint directory `dir`.
+fn simulated_frames(dir: &Path) -> Vec<Vec<nalgebra::Vector3<f64>>> {
+    let model = checkpoint::load(dir, &burn::tensor::Device::flex()).unwrap();
+    let body = Body::makehuman().unwrap();
+    let scene = Scene {
+        garment: Garment::from_config(&tiny(1).garment, &body).unwrap(),
+        motion: Motion::load(Path::new("01_01"), &body).unwrap(),
+        body,
     };
-    assert_eq!(frames(straight.path()), frames(split.path()));
+    let mut out = Vec::new();
+    rollout(
+        &model,
+        &scene,
+        0..3,
+        &RolloutOptions::default(),
+        |_, x, _| {
+            out.push(x.to_vec());
+            Ok(())
+        },
+    )
+    .unwrap();
+    out
+}
+
+#[test]
+fn keep_best_writes_the_lowest_validation_c_model_and_survives_resume() {
+    let _serial = serial();
+    let config = |steps| {
+        let mut config = tiny_validated(steps);
+        config.train.validation.as_mut().unwrap().keep_best = true;
+        config
+    };
+    let straight = tempfile::tempdir().unwrap();
+    let trained = train(&config(8), &options(straight.path())).unwrap();
+
+    let split = tempfile::tempdir().unwrap();
+    train(&config(4), &options(split.path())).unwrap();
+    let at_update_4 = simulated_frames(&checkpoint_dir(split.path()));
+    let resumed = TrainOptions {
+        resume: true,
+        ..options(split.path())
+    };
+    let resumed = train(&config(8), &resumed).unwrap();
+
+    // The first row with the lowest mean C (updates 4 and 8).
+    let rows: Vec<(u64, f64)> = std::fs::read_to_string(straight.path().join("validation.csv"))
+        .unwrap()
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            (f[0].parse().unwrap(), f[2].parse().unwrap())
+        })
+        .collect();
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    let lowest = if rows[1].1 < rows[0].1 {
+        rows[1]
+    } else {
+        rows[0]
+    };
+    assert_eq!(trained.best, Some(lowest));
+    assert_eq!(
+        resumed.best,
+        Some(lowest),
+        "resume recomputes the best so far"
+    );
+
+    let best = best_dir(straight.path());
+    let selected: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(best.join(SELECTED_FILE)).unwrap()).unwrap();
+    assert_eq!(selected["update"].as_u64(), Some(lowest.0));
+    assert_eq!(selected["C_mean"].as_f64(), Some(lowest.1));
+    assert_eq!(selected["frames"].as_u64(), Some(3));
+
+    let expected = if lowest.0 == 4 {
+        at_update_4
+    } else {
+        simulated_frames(&checkpoint_dir(straight.path()))
+    };
+    assert_eq!(simulated_frames(&best), expected);
+    assert_eq!(simulated_frames(&best_dir(split.path())), expected);
 }
 
 /// [`tiny`] on frames 0–6 where a sample continues the previous one with

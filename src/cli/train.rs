@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use senc::config::RunConfig;
 use senc::model::device::DeviceChoice;
-use senc::train::{TrainOptions, checkpoint_dir, train};
+use senc::train::{TrainOptions, best_dir, checkpoint_dir, train};
 
 /// Trains the self-collision-aware graph network from physics energies alone.
 #[derive(clap::Args, Debug)]
@@ -75,5 +75,11 @@ pub fn run(args: Args) -> senc::Result<()> {
         summary.recent_loss,
         checkpoint_dir(&out).display()
     );
+    if let Some((update, c)) = summary.best {
+        println!(
+            "best validation C {c:.4} (x1e-3) at update {update}: {}",
+            best_dir(&out).display()
+        );
+    }
     Ok(())
 }

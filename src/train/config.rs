@@ -14,12 +14,19 @@ pub struct MotionWindow {
     pub frames: String,
 }
 
-/// Held-out frames rolled out every `every` steps; the mean losses are logged.
+/// Frames rolled out every `every` steps; the evaluation metrics are logged
+/// to `validation.csv`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Validation {
     pub motion: MotionWindow,
     pub every: u64,
+    /// Also write the model with the lowest validation C so far to `best/`
+    /// beside `checkpoint/` (model selection). Select on frames the test
+    /// does not use (e.g. a window of a training motion), or the held-out
+    /// figures stop being held out.
+    #[serde(default)]
+    pub keep_best: bool,
 }
 
 /// Self-supervised training settings (DESIGN §6).
@@ -98,6 +105,7 @@ impl Default for TrainConfig {
                     frames: "789:849".into(),
                 },
                 every: 500,
+                keep_best: false,
             }),
             checkpoint_every: 250,
         }

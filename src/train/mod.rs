@@ -10,4 +10,7 @@ pub mod session;
 pub mod validation;
 
 pub use config::TrainConfig;
-pub use session::{TrainOptions, TrainSummary, checkpoint_dir, checkpoint_run_config, train};
+pub use session::{
+    SELECTED_FILE, TrainOptions, TrainSummary, best_dir, checkpoint_dir, checkpoint_run_config,
+    train,
+};

@@ -33,6 +33,7 @@ use super::validation::Validator;
 use crate::body::Body;
 use crate::collide::SelfCollision;
 use crate::config::RunConfig;
+use crate::eval::SequenceReport;
 use crate::eval::metrics::GarmentMetrics;
 use crate::garment::Garment;
 use crate::model::checkpoint::{self, RngState, TrainingState};
@@ -73,6 +74,9 @@ pub struct TrainSummary {
     /// Mean loss over the last 100 updates.
     pub recent_loss: f64,
     pub seconds: f64,
+    /// Update and validation C (×10⁻³) of the model in `best/`
+    /// (`validation.keep_best`).
+    pub best: Option<(u64, f64)>,
 }
 
 /// The run configuration stored in every checkpoint written by training,
@@ -88,6 +92,14 @@ pub fn checkpoint_run_config(dir: &Path) -> Result<RunConfig> {
 pub fn checkpoint_dir(run: &Path) -> PathBuf {
     run.join("checkpoint")
 }
+
+/// The lowest-validation-C model of a run with `validation.keep_best`.
+pub fn best_dir(run: &Path) -> PathBuf {
+    run.join("best")
+}
+
+/// In `best/`: the update and validation scores of the model there.
+pub const SELECTED_FILE: &str = "selected.json";
 
 /// Trains the model of `config` as its `train` section says.
 pub fn train(config: &RunConfig, options: &TrainOptions) -> Result<TrainSummary> {
@@ -155,7 +167,8 @@ pub fn train(config: &RunConfig, options: &TrainOptions) -> Result<TrainSummary>
     let mut recent = std::collections::VecDeque::with_capacity(100);
     let mut last_checkpoint = trainer.updates;
     let start_update = trainer.updates;
-    let validator = match &tc.validation {
+    let keep_best = tc.validation.as_ref().is_some_and(|v| v.keep_best);
+    let mut validator = match &tc.validation {
         Some(v) => Some(Validator::new(
             v,
             &scenes[0],
@@ -218,13 +231,28 @@ pub fn train(config: &RunConfig, options: &TrainOptions) -> Result<TrainSummary>
         }
         samples += 1;
         if let Some(v) = validator
-            .as_ref()
+            .as_mut()
             .filter(|v| v.due(before, trainer.updates))
         {
             let r = v.run(&trainer.sim, trainer.updates)?;
+            let best = keep_best && v.improves(trainer.updates, r.c_mean);
+            if best {
+                save_best(
+                    &options.out,
+                    &trainer.sim,
+                    trainer.updates,
+                    &r,
+                    &config_text,
+                )?;
+            }
             bar.println(format!(
-                "validation at update {}: C {:.3} (x1e-3), %(0.01) {:.1}, stretch {:.3e} J, {} frames",
-                trainer.updates, r.c_mean, r.pct_over_0_01, r.stretch, r.frames
+                "validation at update {}: C {:.3} (x1e-3), %(0.01) {:.1}, stretch {:.3e} J, {} frames{}",
+                trainer.updates,
+                r.c_mean,
+                r.pct_over_0_01,
+                r.stretch,
+                r.frames,
+                if best { " (best so far: written to best/)" } else { "" }
             ));
         }
         let done = trainer.updates >= tc.steps;
@@ -258,7 +286,37 @@ pub fn train(config: &RunConfig, options: &TrainOptions) -> Result<TrainSummary>
         skipped,
         recent_loss: recent.iter().sum::<f64>() / recent.len().max(1) as f64,
         seconds: started.elapsed().as_secs_f64(),
+        best: validator.filter(|_| keep_best).and_then(|v| v.best()),
     })
+}
+
+/// Writes `sim`, the lowest-C model so far, to `best/` of the run directory
+/// (a model checkpoint without training state, loadable by `rollout`,
+/// `eval` and `--init-from`), with `selected.json` saying which update and
+/// validation scores it has.
+fn save_best(
+    run: &Path,
+    sim: &NeuralSimulator,
+    update: u64,
+    report: &SequenceReport,
+    config_text: &str,
+) -> Result<()> {
+    let dir = best_dir(run);
+    checkpoint::save(&dir, sim, None)?;
+    crate::atomic_file::write_bytes_atomic(&dir.join(RUN_CONFIG_FILE), config_text.as_bytes())?;
+    let selected = serde_json::json!({
+        "update": update,
+        "frames": report.frames,
+        "C_mean": report.c_mean,
+        "pct_over_0_01": report.pct_over_0_01,
+        "stretch": report.stretch,
+    });
+    crate::atomic_file::write_bytes_atomic(
+        &dir.join(SELECTED_FILE),
+        serde_json::to_string_pretty(&selected)
+            .expect("plain data")
+            .as_bytes(),
+    )
 }
 
 /// One scene per configured motion (sharing body and garment) and the frame

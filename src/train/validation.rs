@@ -2,6 +2,10 @@
 //! with the default material and no wind, and the evaluation metrics of
 //! `senc eval` are appended to `validation.csv`. It draws no random numbers,
 //! so it does not disturb the training stream (or `--resume`).
+//!
+//! With `keep_best` the validator also remembers the lowest mean C so far
+//! (recomputed from the CSV's kept rows on `--resume`), and the training loop
+//! writes that model to `best/`.
 
 use std::io::Write;
 use std::ops::Range;
@@ -25,6 +29,8 @@ pub struct Validator {
     evaluator: FrameEvaluator,
     every: u64,
     path: PathBuf,
+    /// Update and mean C of the best validation so far.
+    best: Option<(u64, f64)>,
 }
 
 impl Validator {
@@ -61,6 +67,10 @@ impl Validator {
             })
             .map(str::to_string)
             .collect();
+        let best = kept
+            .iter()
+            .filter_map(|row| row_score(row))
+            .fold(None, better);
         let text: String = std::iter::once(HEADER.to_string())
             .chain(kept)
             .map(|l| l + "\n")
@@ -72,12 +82,27 @@ impl Validator {
             frames,
             every: config.every.max(1),
             path: csv.to_path_buf(),
+            best,
         })
     }
 
     /// Whether the update count crossed a multiple of `every` since `before`.
     pub fn due(&self, before: u64, now: u64) -> bool {
         now / self.every > before / self.every
+    }
+
+    /// Update and mean C (×10⁻³) of the lowest-C validation so far.
+    pub fn best(&self) -> Option<(u64, f64)> {
+        self.best
+    }
+
+    /// Records the mean C of `update`'s validation; true if it is finite and
+    /// lower than every earlier one.
+    pub fn improves(&mut self, update: u64, c_mean: f64) -> bool {
+        let next = better(self.best, (update, c_mean));
+        let improved = next != self.best;
+        self.best = next;
+        improved
     }
 
     /// Rolls out the window, appends a row for `update` and returns it.
@@ -115,5 +140,44 @@ impl Validator {
         )
         .map_err(|e| Error::io(&self.path, e))?;
         Ok(r)
+    }
+}
+
+/// Update and mean C of one `validation.csv` row.
+fn row_score(row: &str) -> Option<(u64, f64)> {
+    let mut fields = row.split(',');
+    let update = fields.next()?.parse().ok()?;
+    let c_mean = fields.nth(1)?.parse().ok()?;
+    Some((update, c_mean))
+}
+
+/// The best so far after `candidate` (update, mean C): a lower finite C
+/// wins; ties keep the earlier model; NaN never wins.
+fn better(best: Option<(u64, f64)>, candidate: (u64, f64)) -> Option<(u64, f64)> {
+    match best {
+        _ if !candidate.1.is_finite() => best,
+        Some((_, c)) if c <= candidate.1 => best,
+        _ => Some(candidate),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_lowest_finite_c_wins_and_ties_keep_the_earlier_update() {
+        let rows = [
+            "250,340,3.5,1,1,1,1,1",
+            "500,340,NaN,1,1,1,1,1",
+            "750,340,2.0,1,1,1,1,1",
+            "1000,340,2.0,1,1,1,1,1",
+            "1250,340,inf,1,1,1,1,1",
+            "garbage",
+        ];
+        let best = rows.iter().filter_map(|r| row_score(r)).fold(None, better);
+        assert_eq!(best, Some((750, 2.0)));
+        assert_eq!(better(None, (5, f64::NAN)), None);
+        assert_eq!(better(Some((5, 1.0)), (6, 0.5)), Some((6, 0.5)));
     }
 }
