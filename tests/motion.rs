@@ -412,3 +412,96 @@ fn amass_errors_name_file_and_array() {
         "{err}"
     );
 }
+
+/// 6 × the signed volume enclosed by a closed mesh (positive if outward).
+fn six_volume(positions: &[Vec3], faces: &[[usize; 3]]) -> f64 {
+    faces
+        .iter()
+        .map(|f| positions[f[0]].dot(&positions[f[1]].cross(&positions[f[2]])))
+        .sum()
+}
+
+#[test]
+fn a_mirrored_scene_is_the_reflected_motion_on_the_same_meshes() {
+    use senc::garment::Garment;
+    use senc::garment::config::GarmentConfig;
+    use senc::sim::Scene;
+
+    let body = Body::makehuman().unwrap();
+    let motion = Motion::load(Path::new("01_03"), &body).unwrap();
+    for name in ["skirt", "tshirt"] {
+        let config = GarmentConfig {
+            name_or_path: name.into(),
+            ..Default::default()
+        };
+        let garment = Garment::from_config(&config, &body).unwrap();
+        let plain = Scene::new(body.clone(), garment.clone(), motion.clone());
+        let mirrored = Scene::mirrored(body.clone(), garment, motion.clone()).unwrap();
+        for frame in [0, 400, 900] {
+            let (a, b) = (plain.body_at(frame), mirrored.body_at(frame));
+            // The same surface reflected: equal and oppositely signed lateral
+            // extents, equal heights, and (faces unchanged) still outward with
+            // the same enclosed volume.
+            let lateral = |v: &[Vec3]| v.iter().map(|p| p.x).fold(f64::NEG_INFINITY, f64::max);
+            let lateral_min = |v: &[Vec3]| v.iter().map(|p| p.x).fold(f64::INFINITY, f64::min);
+            assert!((lateral(&b) + lateral_min(&a)).abs() < 1e-12);
+            assert!(
+                (lowest_point(&body, &motion.frames[frame])
+                    - b.iter().map(|p| p.y).fold(f64::INFINITY, f64::min))
+                .abs()
+                    < 1e-12
+            );
+            let (va, vb) = (
+                six_volume(&a, &body.mesh.faces),
+                six_volume(&b, &body.mesh.faces),
+            );
+            assert!(
+                va > 0.0 && (va - vb).abs() < 1e-3 * va,
+                "body volume {va} vs mirrored {vb}"
+            );
+            // The pinned targets follow the mirrored body: the garment's
+            // centroid is the reflection of the original one.
+            let centroid = |v: &[Vec3]| v.iter().sum::<Vec3>() / v.len() as f64;
+            let (ga, gb) = (
+                centroid(&plain.skinned_garment(frame)),
+                centroid(&mirrored.skinned_garment(frame)),
+            );
+            assert!(
+                (Vec3::new(-ga.x, ga.y, ga.z) - gb).norm() < 1e-9,
+                "{name} {frame}"
+            );
+        }
+        // The motion really changed: the body is not symmetric mid-motion.
+        let (a, b) = (plain.body_at(400), mirrored.body_at(400));
+        let moved = a
+            .iter()
+            .zip(&b)
+            .map(|(p, q)| (p - q).norm())
+            .fold(0.0, f64::max);
+        assert!(moved > 0.05, "{moved}");
+    }
+}
+
+#[test]
+fn mirroring_an_asymmetric_garment_is_refused() {
+    use senc::garment::Garment;
+    use senc::garment::config::GarmentConfig;
+    use senc::sim::Scene;
+
+    let body = Body::makehuman().unwrap();
+    let config = GarmentConfig {
+        name_or_path: "skirt".into(),
+        ..Default::default()
+    };
+    let mut garment = Garment::from_config(&config, &body).unwrap();
+    garment.rest.positions[10].x += 0.01;
+    let motion = Motion::load(Path::new("01_01"), &body).unwrap();
+    let e = Scene::mirrored(body, garment, motion)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        e.contains("skirt") && e.contains("not mirror-symmetric"),
+        "{e}"
+    );
+}

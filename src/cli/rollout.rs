@@ -120,11 +120,7 @@ pub fn load_scene(
         }
     };
     let motion = Motion::load(motion, &body)?;
-    Ok(Scene {
-        body,
-        garment,
-        motion,
-    })
+    Ok(Scene::new(body, garment, motion))
 }
 
 /// A progress bar over `frames` frames.

@@ -3,6 +3,7 @@
 //! Shared by training, `senc rollout` and `senc eval`, so all three see the
 //! same inputs, the same settling step and the same pinned-vertex handling.
 
+pub mod mirror;
 mod rollout;
 mod scene;
 

@@ -9,11 +9,16 @@ use crate::garment::Garment;
 use crate::mesh::TriMesh;
 use crate::motion::Motion;
 
-/// Body + garment + motion (30 fps, on this body's skeleton).
+use super::mirror::Mirror;
+
+/// Body + garment + motion (30 fps, on this body's skeleton), optionally
+/// mirrored left–right (`sim::mirror`).
 pub struct Scene {
     pub body: Body,
     pub garment: Garment,
     pub motion: Motion,
+    /// When set, every posed body and skinned garment is the mirror image.
+    pub mirror: Option<Mirror>,
 }
 
 /// The body around one step t → t+1 and the pinned-vertex targets at t+1.
@@ -53,6 +58,26 @@ impl StepBodies {
 }
 
 impl Scene {
+    /// The scene as recorded.
+    pub fn new(body: Body, garment: Garment, motion: Motion) -> Scene {
+        Scene {
+            body,
+            garment,
+            motion,
+            mirror: None,
+        }
+    }
+
+    /// The scene reflected through the body's plane of symmetry; fails if
+    /// the rest body or garment is not mirror-symmetric.
+    pub fn mirrored(body: Body, garment: Garment, motion: Motion) -> crate::Result<Scene> {
+        let mirror = Mirror::new(&body.mesh.positions, &garment.rest.positions, &garment.name)?;
+        Ok(Scene {
+            mirror: Some(mirror),
+            ..Scene::new(body, garment, motion)
+        })
+    }
+
     /// Number of motion frames.
     pub fn num_frames(&self) -> usize {
         self.motion.len()
@@ -60,12 +85,20 @@ impl Scene {
 
     /// Posed body vertices at `frame`.
     pub fn body_at(&self, frame: usize) -> Vec<Vec3> {
-        self.body.posed_vertices(&self.motion.frames[frame])
+        let posed = self.body.posed_vertices(&self.motion.frames[frame]);
+        match &self.mirror {
+            Some(m) => m.body.apply(&posed),
+            None => posed,
+        }
     }
 
     /// The garment skinned (LBS) to `frame`: the initial state and pin targets.
     pub fn skinned_garment(&self, frame: usize) -> Vec<Vec3> {
-        self.garment.skinned(&self.body, &self.motion.frames[frame])
+        let skinned = self.garment.skinned(&self.body, &self.motion.frames[frame]);
+        match &self.mirror {
+            Some(m) => m.garment.apply(&skinned),
+            None => skinned,
+        }
     }
 
     /// The body for the step `now` → `next` (equal frames for a settling step).

@@ -12,6 +12,10 @@ pub struct MotionWindow {
     pub motion: String,
     /// Frames `A:B` at 30 fps (`A:` to the end; `0.7` style fractions are not accepted).
     pub frames: String,
+    /// Train on the motion's left–right mirror image instead (data
+    /// augmentation, `sim::mirror`; needs a mirror-symmetric garment).
+    #[serde(default)]
+    pub mirror: bool,
 }
 
 /// Frames rolled out every `every` steps; the evaluation metrics are logged
@@ -92,17 +96,20 @@ impl Default for TrainConfig {
                 MotionWindow {
                     motion: "01_01".into(),
                     frames: "0:".into(),
+                    mirror: false,
                 },
                 // 01_03 has 1128 frames at 30 fps; the last 30 % is held out.
                 MotionWindow {
                     motion: "01_03".into(),
                     frames: "0:789".into(),
+                    mirror: false,
                 },
             ],
             validation: Some(Validation {
                 motion: MotionWindow {
                     motion: "01_03".into(),
                     frames: "789:849".into(),
+                    mirror: false,
                 },
                 every: 500,
                 keep_best: false,

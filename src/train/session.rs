@@ -340,10 +340,10 @@ fn load_windows(
             .parse()
             .map_err(|e| Error::invalid(format!("train.motions {}: {e}", window.motion)))?;
         windows.push(range.resolve(motion.len())?);
-        scenes.push(Scene {
-            body: body.clone(),
-            garment: garment.clone(),
-            motion,
+        scenes.push(if window.mirror {
+            Scene::mirrored(body.clone(), garment.clone(), motion)?
+        } else {
+            Scene::new(body.clone(), garment.clone(), motion)
         });
     }
     Ok((scenes, windows))

@@ -50,10 +50,11 @@ impl Validator {
             Error::invalid(format!("train.validation {}: {e}", config.motion.motion))
         })?;
         let frames = range.resolve(motion.len())?;
-        let scene = Scene {
-            body: base.body.clone(),
-            garment: base.garment.clone(),
-            motion,
+        let (body, garment) = (base.body.clone(), base.garment.clone());
+        let scene = if config.motion.mirror {
+            Scene::mirrored(body, garment, motion)?
+        } else {
+            Scene::new(body, garment, motion)
         };
         let kept: Vec<String> = std::fs::read_to_string(csv)
             .unwrap_or_default()
