@@ -324,7 +324,7 @@ fn gradients_reach_every_parameter() {
                 .get::<D>(param.id)
                 .map(|g| g.abs().sum().into_scalar::<f32>())
                 .unwrap_or(0.0);
-            if !(norm > 0.0) {
+            if norm.is_nan() || norm <= 0.0 {
                 self.missing += 1;
             }
         }

@@ -68,12 +68,15 @@ pub fn loop_centre(mesh: &TriMesh, vertices: &[usize]) -> Vec3 {
     centroid(&points).unwrap_or_else(Vec3::zeros)
 }
 
+/// A loop name and the score of a loop centre for it.
+pub type LoopRule<'a> = (&'a str, fn(Vec3) -> f64);
+
 /// Names the loops: `rules` pairs a name with a score; each name in turn
 /// takes the remaining loop with the highest score of its loop centre.
 pub fn name_loops(
     mesh: &TriMesh,
     mut loops: Vec<Vec<usize>>,
-    rules: &[(&str, fn(Vec3) -> f64)],
+    rules: &[LoopRule],
 ) -> Vec<NamedLoop> {
     let mut named = Vec::new();
     for (name, score) in rules {

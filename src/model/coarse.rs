@@ -37,7 +37,7 @@ impl CoarseLevels {
         for level in 0..levels {
             let layer = bfs_layers(&adjacency, &alive, positions);
             let keep: Vec<bool> = (0..num_vertices)
-                .map(|v| alive[v] && layer[v] % 2 == 0)
+                .map(|v| alive[v] && layer[v].is_multiple_of(2))
                 .collect();
             let level_edges = two_hop_edges(&adjacency, &keep);
             for v in (0..num_vertices).filter(|&v| keep[v]) {

@@ -350,11 +350,12 @@ fn check_inputs(garment: &GarmentGraph, inputs: &StepInputs) -> Result<()> {
         inputs.body,
         inputs.body_next,
     ];
-    if !all_points.iter().all(|s| s.iter().all(finite))
-        || !(inputs.dt.is_finite() && inputs.dt > 0.0)
-        || !inputs.material.iter().all(|m| m.is_finite())
-        || !finite(&inputs.external_acceleration)
-    {
+    let valid = all_points.iter().all(|s| s.iter().all(finite))
+        && inputs.dt.is_finite()
+        && inputs.dt > 0.0
+        && inputs.material.iter().all(|m| m.is_finite())
+        && finite(&inputs.external_acceleration);
+    if !valid {
         return Err(Error::invalid(
             "step inputs: non-finite position, material or acceleration, or dt <= 0",
         ));

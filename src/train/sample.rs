@@ -105,7 +105,7 @@ mod tests {
         let a = draw(&mut ChaCha8Rng::seed_from_u64(9), &windows, 5, 10.0, None);
         let b = draw(&mut ChaCha8Rng::seed_from_u64(9), &windows, 5, 10.0, None);
         assert_eq!(a, b);
-        assert!(draw(&mut rng, &[0..3], 5, 1.0, None).is_none());
+        assert!(draw(&mut rng, std::slice::from_ref(&(0..3)), 5, 1.0, None).is_none());
     }
 
     #[test]
