@@ -78,6 +78,21 @@ impl Scene {
         })
     }
 
+    /// [`Scene::mirrored`] if `mirror`, else [`Scene::new`] (a config's
+    /// motion window).
+    pub fn for_window(
+        body: Body,
+        garment: Garment,
+        motion: Motion,
+        mirror: bool,
+    ) -> crate::Result<Scene> {
+        if mirror {
+            Scene::mirrored(body, garment, motion)
+        } else {
+            Ok(Scene::new(body, garment, motion))
+        }
+    }
+
     /// Number of motion frames.
     pub fn num_frames(&self) -> usize {
         self.motion.len()

@@ -340,11 +340,12 @@ fn load_windows(
             .parse()
             .map_err(|e| Error::invalid(format!("train.motions {}: {e}", window.motion)))?;
         windows.push(range.resolve(motion.len())?);
-        scenes.push(if window.mirror {
-            Scene::mirrored(body.clone(), garment.clone(), motion)?
-        } else {
-            Scene::new(body.clone(), garment.clone(), motion)
-        });
+        scenes.push(Scene::for_window(
+            body.clone(),
+            garment.clone(),
+            motion,
+            window.mirror,
+        )?);
     }
     Ok((scenes, windows))
 }

@@ -50,12 +50,12 @@ impl Validator {
             Error::invalid(format!("train.validation {}: {e}", config.motion.motion))
         })?;
         let frames = range.resolve(motion.len())?;
-        let (body, garment) = (base.body.clone(), base.garment.clone());
-        let scene = if config.motion.mirror {
-            Scene::mirrored(body, garment, motion)?
-        } else {
-            Scene::new(body, garment, motion)
-        };
+        let scene = Scene::for_window(
+            base.body.clone(),
+            base.garment.clone(),
+            motion,
+            config.motion.mirror,
+        )?;
         let kept: Vec<String> = std::fs::read_to_string(csv)
             .unwrap_or_default()
             .lines()
