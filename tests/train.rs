@@ -13,7 +13,7 @@ use senc::physics::Material;
 use senc::sim::{RolloutOptions, Scene, rollout};
 use senc::train::config::{MotionWindow, TrainConfig, Validation};
 use senc::train::schedule::{LearningRate, RolloutRamp};
-use senc::train::{SELECTED_FILE, TrainOptions, best_dir, checkpoint_dir, train};
+use senc::train::{SELECTED_FILE, TrainOptions, best_dir, checkpoint_dir, train, validated_dir};
 
 /// The skirt on the first two frames of 01_01 with the default material and
 /// no noise or wind: every sample is the same settle step plus one step.
@@ -128,6 +128,7 @@ fn tiny_validated(steps: u64) -> RunConfig {
         },
         every: 4,
         keep_best: false,
+        keep_all: false,
     });
     config
 }
@@ -208,11 +209,13 @@ fn simulated_frames(dir: &Path) -> Vec<Vec<nalgebra::Vector3<f64>>> {
 }
 
 #[test]
-fn keep_best_writes_the_lowest_validation_c_model_and_survives_resume() {
+fn keep_best_and_keep_all_write_the_validated_models_and_survive_resume() {
     let _serial = serial();
     let config = |steps| {
         let mut config = tiny_validated(steps);
-        config.train.validation.as_mut().unwrap().keep_best = true;
+        let validation = config.train.validation.as_mut().unwrap();
+        validation.keep_best = true;
+        validation.keep_all = true;
         config
     };
     let straight = tempfile::tempdir().unwrap();
@@ -257,13 +260,22 @@ fn keep_best_writes_the_lowest_validation_c_model_and_survives_resume() {
     assert_eq!(selected["C_mean"].as_f64(), Some(lowest.1));
     assert_eq!(selected["frames"].as_u64(), Some(3));
 
+    let at_update_8 = simulated_frames(&checkpoint_dir(straight.path()));
     let expected = if lowest.0 == 4 {
-        at_update_4
+        &at_update_4
     } else {
-        simulated_frames(&checkpoint_dir(straight.path()))
+        &at_update_8
     };
-    assert_eq!(simulated_frames(&best), expected);
-    assert_eq!(simulated_frames(&best_dir(split.path())), expected);
+    assert_eq!(&simulated_frames(&best), expected);
+    assert_eq!(&simulated_frames(&best_dir(split.path())), expected);
+
+    // keep_all: every validated model, in both runs, before and after the resume.
+    for run in [straight.path(), split.path()] {
+        assert_eq!(simulated_frames(&validated_dir(run, 4)), at_update_4);
+        assert_eq!(simulated_frames(&validated_dir(run, 8)), at_update_8);
+        let kept = std::fs::read_dir(run.join("validated")).unwrap().count();
+        assert_eq!(kept, 2, "one model per validation row");
+    }
 }
 
 /// [`tiny`] on frames 0–6 where a sample continues the previous one with

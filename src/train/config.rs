@@ -31,6 +31,11 @@ pub struct Validation {
     /// figures stop being held out.
     #[serde(default)]
     pub keep_best: bool,
+    /// Also write every validated model to `validated/UPDATE/`, so a
+    /// selection rule decided later (or the spread of held-out figures
+    /// over a run) can be evaluated on the models themselves.
+    #[serde(default)]
+    pub keep_all: bool,
 }
 
 /// Self-supervised training settings (DESIGN §6).
@@ -113,6 +118,7 @@ impl Default for TrainConfig {
                 },
                 every: 500,
                 keep_best: false,
+                keep_all: false,
             }),
             checkpoint_every: 250,
         }

@@ -12,5 +12,5 @@ pub mod validation;
 pub use config::TrainConfig;
 pub use session::{
     SELECTED_FILE, TrainOptions, TrainSummary, best_dir, checkpoint_dir, checkpoint_run_config,
-    train,
+    train, validated_dir,
 };

@@ -98,6 +98,11 @@ pub fn best_dir(run: &Path) -> PathBuf {
     run.join("best")
 }
 
+/// The model validated at `update` in a run with `validation.keep_all`.
+pub fn validated_dir(run: &Path, update: u64) -> PathBuf {
+    run.join("validated").join(update.to_string())
+}
+
 /// In `best/`: the update and validation scores of the model there.
 pub const SELECTED_FILE: &str = "selected.json";
 
@@ -168,6 +173,7 @@ pub fn train(config: &RunConfig, options: &TrainOptions) -> Result<TrainSummary>
     let mut last_checkpoint = trainer.updates;
     let start_update = trainer.updates;
     let keep_best = tc.validation.as_ref().is_some_and(|v| v.keep_best);
+    let keep_all = tc.validation.as_ref().is_some_and(|v| v.keep_all);
     let mut validator = match &tc.validation {
         Some(v) => Some(Validator::new(
             v,
@@ -235,6 +241,13 @@ pub fn train(config: &RunConfig, options: &TrainOptions) -> Result<TrainSummary>
             .filter(|v| v.due(before, trainer.updates))
         {
             let r = v.run(&trainer.sim, trainer.updates)?;
+            if keep_all {
+                save_model(
+                    &validated_dir(&options.out, trainer.updates),
+                    &trainer.sim,
+                    &config_text,
+                )?;
+            }
             let best = keep_best && v.improves(trainer.updates, r.c_mean);
             if best {
                 save_best(
@@ -302,13 +315,13 @@ fn save_best(
     config_text: &str,
 ) -> Result<()> {
     let dir = best_dir(run);
-    checkpoint::save(&dir, sim, None)?;
-    crate::atomic_file::write_bytes_atomic(&dir.join(RUN_CONFIG_FILE), config_text.as_bytes())?;
+    save_model(&dir, sim, config_text)?;
     let selected = serde_json::json!({
         "update": update,
         "frames": report.frames,
         "C_mean": report.c_mean,
         "pct_over_0_01": report.pct_over_0_01,
+        "penetration_pct": report.penetration_pct,
         "stretch": report.stretch,
     });
     crate::atomic_file::write_bytes_atomic(
@@ -317,6 +330,13 @@ fn save_best(
             .expect("plain data")
             .as_bytes(),
     )
+}
+
+/// Writes `sim` to `dir` as a model checkpoint without training state
+/// (loadable by `rollout`, `eval` and `--init-from`), with its run config.
+fn save_model(dir: &Path, sim: &NeuralSimulator, config_text: &str) -> Result<()> {
+    checkpoint::save(dir, sim, None)?;
+    crate::atomic_file::write_bytes_atomic(&dir.join(RUN_CONFIG_FILE), config_text.as_bytes())
 }
 
 /// One scene per configured motion (sharing body and garment) and the frame
