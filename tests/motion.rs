@@ -505,3 +505,71 @@ fn mirroring_an_asymmetric_garment_is_refused() {
         "{e}"
     );
 }
+
+#[test]
+fn retiming_plays_the_poses_faster_or_slower() {
+    // Rotation angle and translation linear in the frame index: a retimed
+    // frame k must be the analytic pose at source frame k · speed.
+    let axis = Vec3::new(0.3, -1.0, 0.4).normalize();
+    let pose_at = |f: f64| Pose {
+        root_translation: Vec3::new(0.01 * f, 0.9, -0.02 * f),
+        local_rotations: vec![UnitQuaternion::from_scaled_axis(axis * 0.02 * f)],
+    };
+    let motion = Motion {
+        frames: (0..31).map(|i| pose_at(i as f64)).collect(),
+        source: "ramp".into(),
+    };
+    for (speed, len) in [(2.0, 16), (0.5, 61), (1.5, 21), (1.0, 31)] {
+        let retimed = motion.retimed(speed);
+        assert_eq!(retimed.len(), len, "speed {speed}");
+        for (k, pose) in retimed.frames.iter().enumerate() {
+            let expected = pose_at(k as f64 * speed);
+            assert!((pose.root_translation - expected.root_translation).norm() < 1e-12);
+            let angle = pose.local_rotations[0].angle_to(&expected.local_rotations[0]);
+            assert!(angle < 1e-9, "speed {speed} frame {k}: {angle}");
+        }
+    }
+}
+
+#[test]
+fn a_faster_motion_window_is_the_retimed_selection() {
+    use senc::garment::Garment;
+    use senc::garment::config::GarmentConfig;
+    use senc::train::config::MotionWindow;
+
+    let body = Body::makehuman().unwrap();
+    let garment = Garment::from_config(
+        &GarmentConfig {
+            name_or_path: "skirt".into(),
+            ..Default::default()
+        },
+        &body,
+    )
+    .unwrap();
+    let window = |speed| MotionWindow {
+        motion: "01_03".into(),
+        frames: "100:161".into(),
+        mirror: false,
+        speed,
+    };
+    let (plain, plain_frames) = window(1.0).scene(&body, &garment, "test").unwrap();
+    assert_eq!(plain_frames, 100..161);
+    let (fast, fast_frames) = window(2.0).scene(&body, &garment, "test").unwrap();
+    // 61 frames at twice the speed: source frames 100, 102, …, 160.
+    assert_eq!(fast_frames, 0..31);
+    assert_eq!(fast.num_frames(), 31);
+    for k in [0, 7, 30] {
+        assert_eq!(fast.body_at(k), plain.body_at(100 + 2 * k), "frame {k}");
+    }
+    for speed in [0.0, -1.0, f64::NAN, 8.0] {
+        let e = window(speed)
+            .scene(&body, &garment, "train.motions")
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            e.contains("train.motions 01_03") && e.contains("speed"),
+            "{e}"
+        );
+    }
+}

@@ -46,6 +46,7 @@ fn tiny(steps: u64) -> RunConfig {
                 motion: "01_01".into(),
                 frames: "0:2".into(),
                 mirror: false,
+                speed: 1.0,
             }],
             validation: None,
             initial_noise: 0.0,
@@ -125,6 +126,7 @@ fn tiny_validated(steps: u64) -> RunConfig {
             motion: "01_01".into(),
             frames: "10:13".into(),
             mirror: false,
+            speed: 1.0,
         },
         every: 4,
         keep_best: false,
@@ -438,5 +440,25 @@ fn a_mirrored_motion_window_trains_on_the_reflected_scene() {
     assert_eq!(a.len(), b.len());
     assert!(b.iter().all(|(_, l)| l.is_finite()), "{b:?}");
     // Same seed, same network: only the scene differs, and it does.
+    assert_ne!(a, b);
+}
+
+#[test]
+fn a_faster_motion_window_trains_on_the_retimed_motion() {
+    let _serial = serial();
+    let config = |speed| {
+        let mut config = tiny(2);
+        config.train.motions[0].frames = "0:3".into();
+        config.train.motions[0].speed = speed;
+        config
+    };
+    let (plain, fast) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    train(&config(1.0), &options(plain.path())).unwrap();
+    train(&config(2.0), &options(fast.path())).unwrap();
+    let (a, b) = (losses(plain.path()), losses(fast.path()));
+    assert_eq!(a.len(), b.len());
+    assert!(b.iter().all(|(_, l)| l.is_finite()), "{b:?}");
+    // Same seed and network; at twice the speed the body moves further per
+    // step and the losses differ.
     assert_ne!(a, b);
 }

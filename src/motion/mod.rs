@@ -128,6 +128,18 @@ impl Motion {
         }
     }
 
+    /// The motion played `speed` times faster (`speed` > 0): frame k is the
+    /// pose at source frame k · speed, rotations slerped and the root
+    /// translation lerped between the nearest frames ([`resample`]); it
+    /// ends at the last source frame.
+    pub fn retimed(&self, speed: f64) -> Motion {
+        assert!(speed.is_finite() && speed > 0.0, "speed {speed}");
+        Motion {
+            frames: resample(&self.frames, speed * Motion::FPS, Motion::FPS),
+            source: format!("{} at {speed}x speed", self.source),
+        }
+    }
+
     /// The frames a `--frames A:B` selects; an error when out of range.
     pub fn select(&self, frames: FrameRange) -> Result<Motion> {
         Ok(self.slice(frames.resolve(self.len())?))

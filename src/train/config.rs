@@ -16,6 +16,15 @@ pub struct MotionWindow {
     /// augmentation, `sim::mirror`; needs a mirror-symmetric garment).
     #[serde(default)]
     pub mirror: bool,
+    /// Play the selected frames this many times faster (time-warp data
+    /// augmentation: faster or slower body motion from the same clip;
+    /// [`crate::motion::Motion::retimed`]). 1 = as recorded.
+    #[serde(default = "unit_speed")]
+    pub speed: f64,
+}
+
+fn unit_speed() -> f64 {
+    1.0
 }
 
 /// Frames rolled out every `every` steps; the evaluation metrics are logged
@@ -102,12 +111,14 @@ impl Default for TrainConfig {
                     motion: "01_01".into(),
                     frames: "0:".into(),
                     mirror: false,
+                    speed: 1.0,
                 },
                 // 01_03 has 1128 frames at 30 fps; the last 30 % is held out.
                 MotionWindow {
                     motion: "01_03".into(),
                     frames: "0:789".into(),
                     mirror: false,
+                    speed: 1.0,
                 },
             ],
             validation: Some(Validation {
@@ -115,6 +126,7 @@ impl Default for TrainConfig {
                     motion: "01_03".into(),
                     frames: "789:849".into(),
                     mirror: false,
+                    speed: 1.0,
                 },
                 every: 500,
                 keep_best: false,

@@ -8,6 +8,7 @@ pub mod sample;
 pub mod schedule;
 pub mod session;
 pub mod validation;
+pub mod window;
 
 pub use config::TrainConfig;
 pub use session::{

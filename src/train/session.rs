@@ -39,7 +39,6 @@ use crate::garment::Garment;
 use crate::model::checkpoint::{self, RngState, TrainingState};
 use crate::model::simulator::tensor_to_points;
 use crate::model::{NeuralSimulator, Trainer};
-use crate::motion::{FrameRange, Motion};
 use crate::physics::{BodyMotion, Cloth, ContactSearch, PhysicsConfig, Step};
 use crate::sim::{DT, GarmentModelInputs, GarmentState, SETTLE_DT, Scene, build_step_graph};
 use crate::{Error, Result};
@@ -354,18 +353,9 @@ fn load_windows(
     let mut scenes = Vec::new();
     let mut windows = Vec::new();
     for window in motions {
-        let motion = Motion::load(Path::new(&window.motion), body)?;
-        let range: FrameRange = window
-            .frames
-            .parse()
-            .map_err(|e| Error::invalid(format!("train.motions {}: {e}", window.motion)))?;
-        windows.push(range.resolve(motion.len())?);
-        scenes.push(Scene::for_window(
-            body.clone(),
-            garment.clone(),
-            motion,
-            window.mirror,
-        )?);
+        let (scene, frames) = window.scene(body, garment, "train.motions")?;
+        scenes.push(scene);
+        windows.push(frames);
     }
     Ok((scenes, windows))
 }

@@ -15,7 +15,6 @@ use super::config::Validation;
 use crate::collide::LoopClosure;
 use crate::eval::{FrameEvaluator, SequenceReport, SequenceStats};
 use crate::model::NeuralSimulator;
-use crate::motion::{FrameRange, Motion};
 use crate::sim::{RolloutOptions, Scene, rollout};
 use crate::{Error, Result};
 
@@ -45,17 +44,9 @@ impl Validator {
         csv: &Path,
         resumed_at: u64,
     ) -> Result<Self> {
-        let motion = Motion::load(Path::new(&config.motion.motion), &base.body)?;
-        let range: FrameRange = config.motion.frames.parse().map_err(|e| {
-            Error::invalid(format!("train.validation {}: {e}", config.motion.motion))
-        })?;
-        let frames = range.resolve(motion.len())?;
-        let scene = Scene::for_window(
-            base.body.clone(),
-            base.garment.clone(),
-            motion,
-            config.motion.mirror,
-        )?;
+        let (scene, frames) = config
+            .motion
+            .scene(&base.body, &base.garment, "train.validation")?;
         let kept: Vec<String> = std::fs::read_to_string(csv)
             .unwrap_or_default()
             .lines()
