@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Held-out figures over every snapshot of two training runs (SENC and its
-HOOD baseline): distribution per run, ratio of medians, how well the
-validation window predicts the held-out one, and the models two selection
-rules pick from validation rows alone.
+"""Held-out figures over every validated model of training runs (SENC runs
+and optionally their HOOD baseline): distribution per run, ratio of
+medians, how well the validation window predicts the held-out one, and the
+models two selection rules pick from validation rows alone.
 
 Each run directory needs `validation.csv` (written by `senc train` with
 validation) and `heldout/UPDATE.json`, one `senc eval --json` report per
@@ -14,7 +14,8 @@ session-12 runs kept them as `snaps/UPDATE`):
       senc eval --checkpoint runs/RUN/validated/$u --motion 01_03 --frames 789:1128 \
         --json > runs/RUN/heldout/$u.json
     done
-    python3 scripts/snapshot_distribution.py runs/finetune_skirt_select runs/finetune_hood_skirt_select
+    python3 scripts/snapshot_distribution.py runs/finetune_skirt_select \
+        --baseline runs/finetune_hood_skirt_select
 
 Rules (validation rows only, alike for both runs):
   R1  lowest validation C (what `keep_best` ships);
@@ -91,56 +92,29 @@ def fmt(x):
     return f"{x:.4g}"
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("senc", help="SENC run directory")
-    parser.add_argument("hood", help="HOOD baseline run directory")
-    args = parser.parse_args()
-    runs = {"SENC": load(args.senc), "HOOD": load(args.hood)}
-
-    print("| run | snapshots | " + " | ".join(
-        f"{LABELS[m]} q1 / median / q3" for m in METRICS) + " |")
-    print("|---|---|" + "---|" * len(METRICS))
-    medians = {}
-    for name, rows in runs.items():
-        cells = []
-        for m in METRICS:
-            q1, med, q3 = quartiles([r["held"][m] for r in rows.values()])
-            medians[(name, m)] = med
-            cells.append(f"{fmt(q1)} / {fmt(med)} / {fmt(q3)}")
-        print(f"| {name} | {len(rows)} | " + " | ".join(cells) + " |")
-    print()
-    print("ratio of medians SENC / HOOD: " + ", ".join(
-        f"{m} {medians[('SENC', m)] / medians[('HOOD', m)]:.3g}" for m in METRICS))
-    senc = runs["SENC"]
-    share = sum(r["held"]["pct_over_0_01"] <= 5.0 for r in senc.values()) / len(senc)
-    print(f"SENC snapshots with held-out %(0.01) <= 5 %: {100 * share:.1f} % of {len(senc)}")
-    hood = runs["HOOD"]
+def report_against(name, rows, base_name, base):
+    """Ratios, same-budget pairs and the rules' picks of one run against the baseline."""
+    med = lambda rs, m: statistics.median(r["held"][m] for r in rs.values())
+    print(f"{name} / {base_name}, ratio of medians: " + ", ".join(
+        f"{m} {med(rows, m) / med(base, m):.3g}" for m in METRICS))
     # The k-th validation of each run: the same budget to within one sample.
-    pairs = [(senc[a]["held"], hood[b]["held"]) for a, b in zip(sorted(senc), sorted(hood))]
-    if pairs:
-        share = lambda ok: f"{100 * sum(ok(s, h) for s, h in pairs) / len(pairs):.1f} %"
-        print(f"pairs of the k-th validated models ({len(pairs)}), share meeting each skirt target: "
-              f"C <= 1/3 HOOD's {share(lambda s, h: s['C_mean'] <= h['C_mean'] / 3)}, "
-              f"%(0.01) <= 5 {share(lambda s, h: s['pct_over_0_01'] <= 5.0)}, "
-              f"penetration <= 1.2x {share(lambda s, h: s['penetration_pct'] <= 1.2 * h['penetration_pct'])}, "
-              f"stretch <= 1.2x {share(lambda s, h: s['stretch'] <= 1.2 * h['stretch'])}")
-        ratios = sorted(s["penetration_pct"] / h["penetration_pct"] for s, h in pairs)
-        print(f"  penetration ratio per pair q1 / median / q3: "
-              + " / ".join(f"{x:.3g}" for x in quartiles(ratios)))
+    pairs = [(rows[a]["held"], base[b]["held"]) for a, b in zip(sorted(rows), sorted(base))]
+    share = lambda ok: f"{100 * sum(ok(s, h) for s, h in pairs) / len(pairs):.1f} %"
+    print(f"  pairs of the k-th validated models ({len(pairs)}), share meeting each skirt target: "
+          f"C <= 1/3 baseline's {share(lambda s, h: s['C_mean'] <= h['C_mean'] / 3)}, "
+          f"%(0.01) <= 5 {share(lambda s, h: s['pct_over_0_01'] <= 5.0)}, "
+          f"penetration <= 1.2x {share(lambda s, h: s['penetration_pct'] <= 1.2 * h['penetration_pct'])}, "
+          f"stretch <= 1.2x {share(lambda s, h: s['stretch'] <= 1.2 * h['stretch'])}")
+    ratios = sorted(s["penetration_pct"] / h["penetration_pct"] for s, h in pairs)
+    print("  penetration ratio per pair q1 / median / q3: "
+          + " / ".join(f"{x:.3g}" for x in quartiles(ratios)))
     print()
-    print("Spearman rank correlation, validation vs held-out, per snapshot:")
-    for name, rows in runs.items():
-        print(f"  {name}: " + ", ".join(
-            f"{m} {spearman([r['val'][m] for r in rows.values()], [r['held'][m] for r in rows.values()]):.2f}"
-            for m in METRICS))
-    print()
-    print("| rule | SENC update | HOOD update | SENC held-out C / %(0.01) / pen / stretch "
-          "| HOOD held-out C / %(0.01) / pen / stretch | C / HOOD | pen / HOOD | stretch / HOOD | all four targets |")
+    print(f"| rule | {name} update | {base_name} update | {name} held-out C / %(0.01) / pen / stretch "
+          f"| {base_name} held-out C / %(0.01) / pen / stretch | C ratio | pen ratio | stretch ratio | all four targets |")
     print("|---|---|---|---|---|---|---|---|---|")
     for rule, pick in [("R1", pick_r1), ("R2", pick_r2)]:
-        us, uh = pick(runs["SENC"]), pick(runs["HOOD"])
-        s, h = runs["SENC"][us]["held"], runs["HOOD"][uh]["held"]
+        us, uh = pick(rows), pick(base)
+        s, h = rows[us]["held"], base[uh]["held"]
         c, p, st = (s[m] / h[m] for m in ("C_mean", "penetration_pct", "stretch"))
         met = c <= 1 / 3 and s["pct_over_0_01"] <= 5.0 and p <= 1.2 and st <= 1.2
         print(f"| {rule} | {us} | {uh} | "
@@ -148,12 +122,44 @@ def main():
               + " / ".join(fmt(h[m]) for m in METRICS)
               + f" | {c:.3g} | {p:.3g} | {st:.3g} | {'yes' if met else 'no'} |")
     print()
-    for name, pick in [("R1", pick_r1), ("R2", pick_r2)]:
-        for side, rows in runs.items():
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("runs", nargs="+", help="run directories (SENC models)")
+    parser.add_argument("--baseline", help="HOOD baseline run directory the ratios are taken against")
+    args = parser.parse_args()
+    names = list(args.runs) + ([args.baseline] if args.baseline else [])
+    runs = {name: load(name) for name in names}
+
+    print("| run | models | " + " | ".join(
+        f"{LABELS[m]} q1 / median / q3" for m in METRICS) + " | %(0.01) <= 5 % |")
+    print("|---|---|" + "---|" * (len(METRICS) + 1))
+    for name, rows in runs.items():
+        cells = []
+        for m in METRICS:
+            q1, med, q3 = quartiles([r["held"][m] for r in rows.values()])
+            cells.append(f"{fmt(q1)} / {fmt(med)} / {fmt(q3)}")
+        good = sum(r["held"]["pct_over_0_01"] <= 5.0 for r in rows.values())
+        print(f"| {name} | {len(rows)} | " + " | ".join(cells) + f" | {good} |")
+    print()
+    print("Spearman rank correlation, validation vs held-out, per model:")
+    for name, rows in runs.items():
+        print(f"  {name}: " + ", ".join(
+            f"{m} {spearman([r['val'][m] for r in rows.values()], [r['held'][m] for r in rows.values()]):.2f}"
+            for m in METRICS))
+    print()
+    if args.baseline:
+        for name in args.runs:
+            report_against(name, runs[name], args.baseline, runs[args.baseline])
+    for name, rows in runs.items():
+        for rule, pick in [("R1", pick_r1), ("R2", pick_r2)]:
             u = pick(rows)
-            held = sorted(r["held"]["penetration_pct"] for r in rows.values())
+            held = [r["held"]["penetration_pct"] for r in rows.values()]
             below = sum(x < rows[u]["held"]["penetration_pct"] for x in held)
-            print(f"{name} {side} update {u}: held-out penetration below {below} of {len(held)} snapshots")
+            print(f"{rule} {name} update {u}: held-out " + ", ".join(
+                f"{m} {fmt(rows[u]['held'][m])}" for m in METRICS)
+                + f"; penetration below it in {below} of {len(held)} models")
 
 
 if __name__ == "__main__":
