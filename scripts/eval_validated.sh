@@ -20,8 +20,12 @@ mkdir -p "$run/heldout"
 for dir in $(ls "$models" | sort -n); do
   out=$run/heldout/$dir.json
   [ -s "$out" ] && continue
-  "$senc" eval --checkpoint "$models/$dir" --motion "$motion" --frames "$frames" --json \
-    > "$out.tmp" 2>/dev/null
+  if ! "$senc" eval --checkpoint "$models/$dir" --motion "$motion" --frames "$frames" --json \
+    > "$out.tmp" 2> "$out.err"; then
+    echo "eval of $models/$dir failed; see $out.err" >&2
+    exit 1
+  fi
   mv "$out.tmp" "$out"
+  rm -f "$out.err"
 done
 echo "$run: $(ls "$run/heldout" | grep -c '\.json$') models evaluated on $motion $frames"
