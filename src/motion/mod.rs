@@ -131,7 +131,8 @@ impl Motion {
     /// The motion played `speed` times faster (`speed` > 0): frame k is the
     /// pose at source frame k · speed, rotations slerped and the root
     /// translation lerped between the nearest frames ([`resample`]); it
-    /// ends at the last source frame.
+    /// ends at the last source frame. Panics unless `speed` is finite and
+    /// positive (configured windows check `train::window::SPEED_RANGE` first).
     pub fn retimed(&self, speed: f64) -> Motion {
         assert!(speed.is_finite() && speed > 0.0, "speed {speed}");
         Motion {
