@@ -414,6 +414,15 @@ fn amass_errors_name_file_and_array() {
 }
 
 /// 6 × the signed volume enclosed by a closed mesh (positive if outward).
+/// A built-in garment template (`skirt`, `tshirt`) fitted to `body`.
+fn built_in_garment(name: &str, body: &Body) -> senc::garment::Garment {
+    let config = senc::garment::config::GarmentConfig {
+        name_or_path: name.into(),
+        ..Default::default()
+    };
+    senc::garment::Garment::from_config(&config, body).unwrap()
+}
+
 fn six_volume(positions: &[Vec3], faces: &[[usize; 3]]) -> f64 {
     faces
         .iter()
@@ -423,18 +432,12 @@ fn six_volume(positions: &[Vec3], faces: &[[usize; 3]]) -> f64 {
 
 #[test]
 fn a_mirrored_scene_is_the_reflected_motion_on_the_same_meshes() {
-    use senc::garment::Garment;
-    use senc::garment::config::GarmentConfig;
     use senc::sim::Scene;
 
     let body = Body::makehuman().unwrap();
     let motion = Motion::load(Path::new("01_03"), &body).unwrap();
     for name in ["skirt", "tshirt"] {
-        let config = GarmentConfig {
-            name_or_path: name.into(),
-            ..Default::default()
-        };
-        let garment = Garment::from_config(&config, &body).unwrap();
+        let garment = built_in_garment(name, &body);
         let plain = Scene::new(body.clone(), garment.clone(), motion.clone());
         let mirrored = Scene::mirrored(body.clone(), garment, motion.clone()).unwrap();
         for frame in [0, 400, 900] {
@@ -484,16 +487,10 @@ fn a_mirrored_scene_is_the_reflected_motion_on_the_same_meshes() {
 
 #[test]
 fn mirroring_an_asymmetric_garment_is_refused() {
-    use senc::garment::Garment;
-    use senc::garment::config::GarmentConfig;
     use senc::sim::Scene;
 
     let body = Body::makehuman().unwrap();
-    let config = GarmentConfig {
-        name_or_path: "skirt".into(),
-        ..Default::default()
-    };
-    let mut garment = Garment::from_config(&config, &body).unwrap();
+    let mut garment = built_in_garment("skirt", &body);
     garment.rest.positions[10].x += 0.01;
     let motion = Motion::load(Path::new("01_01"), &body).unwrap();
     let e = Scene::mirrored(body, garment, motion)
@@ -533,19 +530,10 @@ fn retiming_plays_the_poses_faster_or_slower() {
 
 #[test]
 fn a_faster_motion_window_is_the_retimed_selection() {
-    use senc::garment::Garment;
-    use senc::garment::config::GarmentConfig;
     use senc::train::config::MotionWindow;
 
     let body = Body::makehuman().unwrap();
-    let garment = Garment::from_config(
-        &GarmentConfig {
-            name_or_path: "skirt".into(),
-            ..Default::default()
-        },
-        &body,
-    )
-    .unwrap();
+    let garment = built_in_garment("skirt", &body);
     let window = |speed| MotionWindow {
         motion: "01_03".into(),
         frames: "100:161".into(),
