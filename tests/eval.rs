@@ -178,3 +178,29 @@ fn shipped_checkpoints_roll_out_the_held_out_frames() {
         assert!(penetration < 10.0, "{name}: penetration {penetration} %");
     }
 }
+
+/// `--speed 2` evaluates the selected frames played twice as fast: half the
+/// frames (every second pose), and a bad speed is refused by name.
+#[test]
+fn eval_speed_retimes_the_selected_frames() {
+    let skirt = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("checkpoints/skirt");
+    let frames = |speed: &str| {
+        let mut eval = Command::new(env!("CARGO_BIN_EXE_senc"));
+        eval.args(["eval", "--json", "--motion", "01_03", "--frames", "789:800"])
+            .args(["--speed", speed, "--checkpoint"])
+            .arg(&skirt);
+        run_json(&mut eval)["checkpoints"][0]["overall"]["frames"].as_u64()
+    };
+    assert_eq!(frames("1"), Some(11));
+    assert_eq!(frames("2"), Some(6));
+    let out = Command::new(env!("CARGO_BIN_EXE_senc"))
+        .args(["eval", "--motion", "01_03", "--speed", "0", "--checkpoint"])
+        .arg(&skirt)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && stderr.contains("--speed"),
+        "{stderr}"
+    );
+}

@@ -28,6 +28,10 @@ pub struct Args {
     /// Frames A:B at 30 fps of every motion. Default: the whole motion.
     #[arg(long)]
     frames: Option<FrameRange>,
+    /// Play the selected frames this many times faster (0.25–4), as a
+    /// training window's `speed` does.
+    #[arg(long, default_value_t = 1.0)]
+    speed: f64,
     /// Instead of checkpoints: directories of frame_NNNNN.ply (with
     /// body_NNNNN.ply beside them for the penetration metric).
     #[arg(long, num_args = 1.., conflicts_with = "checkpoint")]
@@ -47,6 +51,20 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<()> {
+    let speeds = senc::train::window::SPEED_RANGE;
+    if !speeds.contains(&args.speed) {
+        return Err(Error::invalid(format!(
+            "--speed must lie in [{}, {}], got {}",
+            speeds.start(),
+            speeds.end(),
+            args.speed
+        )));
+    }
+    if args.speed != 1.0 && !args.frames_dir.is_empty() {
+        return Err(Error::invalid(
+            "--speed retimes motions; it does not apply to --frames-dir",
+        ));
+    }
     let reports = if args.frames_dir.is_empty() {
         let device = super::device::pick(args.device);
         args.checkpoint
@@ -82,12 +100,16 @@ fn evaluate_checkpoint(
         .unwrap_or_else(|_| args.close.clone());
     let mut sequences = Vec::new();
     for motion in &args.motion {
-        let scene = super::rollout::load_scene(dir, None, motion)?;
+        let mut scene = super::rollout::load_scene(dir, None, motion)?;
         let evaluator = FrameEvaluator::new(&scene.garment.rest, &close)?;
-        let range = args
+        let mut range = args
             .frames
             .unwrap_or_default()
             .resolve(scene.num_frames())?;
+        if args.speed != 1.0 {
+            scene.motion = scene.motion.slice(range).retimed(args.speed);
+            range = 0..scene.num_frames();
+        }
         let bar = super::rollout::frame_bar(range.len());
         bar.set_message(format!("{} on {}", dir.display(), motion.display()));
         let mut stats = SequenceStats::default();
