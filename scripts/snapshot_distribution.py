@@ -17,6 +17,10 @@ session-12 runs kept them as `snaps/UPDATE`):
     python3 scripts/snapshot_distribution.py runs/finetune_skirt_select \
         --baseline runs/finetune_hood_skirt_select
 
+With `--validation SUBFOLDER` the validation figures are read from eval
+reports in RUN/SUBFOLDER/UPDATE.json instead (another validation window,
+e.g. `senc eval ... --frames 449:789 --speed 1.5 --json`).
+
 Rules (validation rows only, alike for both runs):
   R1  lowest validation C (what `keep_best` ships);
   R2  lowest validation C among rows whose validation penetration is at
@@ -37,16 +41,26 @@ LABELS = {
 }
 
 
-def load(run):
-    """{update: {"val": row, "held": overall}} for updates with both."""
-    val = {int(r["update"]): {k: float(r[k]) for k in METRICS}
-           for r in csv.DictReader(open(os.path.join(run, "validation.csv")))}
-    held = {}
-    folder = os.path.join(run, "heldout")
+def reports(folder):
+    """{update: overall} of the `senc eval --json` reports UPDATE.json in `folder`."""
+    out = {}
     for name in os.listdir(folder):
         if name.endswith(".json"):
             report = json.load(open(os.path.join(folder, name)))
-            held[int(name[:-5])] = report["checkpoints"][0]["overall"]
+            out[int(name[:-5])] = report["checkpoints"][0]["overall"]
+    return out
+
+
+def load(run, validation=None):
+    """{update: {"val": row, "held": overall}} for updates with both. The
+    validation figures come from `validation.csv`, or with `validation`
+    from the reports in that subfolder of the run (another window)."""
+    if validation:
+        val = reports(os.path.join(run, validation))
+    else:
+        val = {int(r["update"]): {k: float(r[k]) for k in METRICS}
+               for r in csv.DictReader(open(os.path.join(run, "validation.csv")))}
+    held = reports(os.path.join(run, "heldout"))
     return {u: {"val": val[u], "held": held[u]} for u in sorted(val) if u in held}
 
 
@@ -128,9 +142,11 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("runs", nargs="+", help="run directories (SENC models)")
     parser.add_argument("--baseline", help="HOOD baseline run directory the ratios are taken against")
+    parser.add_argument("--validation", help="take the validation figures from the eval reports "
+                        "in this subfolder of each run instead of validation.csv")
     args = parser.parse_args()
     names = list(args.runs) + ([args.baseline] if args.baseline else [])
-    runs = {name: load(name) for name in names}
+    runs = {name: load(name, args.validation) for name in names}
 
     print("| run | models | " + " | ".join(
         f"{LABELS[m]} q1 / median / q3" for m in METRICS) + " | %(0.01) <= 5 % |")
