@@ -51,15 +51,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<()> {
-    let speeds = senc::train::window::SPEED_RANGE;
-    if !speeds.contains(&args.speed) {
-        return Err(Error::invalid(format!(
-            "--speed must lie in [{}, {}], got {}",
-            speeds.start(),
-            speeds.end(),
-            args.speed
-        )));
-    }
+    senc::motion::check_speed(args.speed).map_err(|e| Error::invalid(format!("--{e}")))?;
     if args.speed != 1.0 && !args.frames_dir.is_empty() {
         return Err(Error::invalid(
             "--speed retimes motions; it does not apply to --frames-dir",
@@ -102,14 +94,12 @@ fn evaluate_checkpoint(
     for motion in &args.motion {
         let mut scene = super::rollout::load_scene(dir, None, motion)?;
         let evaluator = FrameEvaluator::new(&scene.garment.rest, &close)?;
-        let mut range = args
+        let range = args
             .frames
             .unwrap_or_default()
             .resolve(scene.num_frames())?;
-        if args.speed != 1.0 {
-            scene.motion = scene.motion.slice(range).retimed(args.speed);
-            range = 0..scene.num_frames();
-        }
+        let (retimed, range) = scene.motion.at_speed(range, args.speed);
+        scene.motion = retimed;
         let bar = super::rollout::frame_bar(range.len());
         bar.set_message(format!("{} on {}", dir.display(), motion.display()));
         let mut stats = SequenceStats::default();

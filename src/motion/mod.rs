@@ -23,6 +23,24 @@ use std::path::Path;
 use crate::body::{Body, Pose};
 use crate::{Error, Result};
 
+/// Slowest and fastest playback a training window or `senc eval --speed`
+/// may ask for.
+pub const SPEED_RANGE: std::ops::RangeInclusive<f64> = 0.25..=4.0;
+
+/// Checks a playback speed against [`SPEED_RANGE`]; the message reads
+/// "speed must lie in [0.25, 4], got …".
+pub fn check_speed(speed: f64) -> std::result::Result<(), String> {
+    if SPEED_RANGE.contains(&speed) {
+        Ok(())
+    } else {
+        Err(format!(
+            "speed must lie in [{}, {}], got {speed}",
+            SPEED_RANGE.start(),
+            SPEED_RANGE.end()
+        ))
+    }
+}
+
 /// A motion retargeted onto a body's skeleton, at 30 fps.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Motion {
@@ -132,13 +150,25 @@ impl Motion {
     /// pose at source frame k · speed, rotations slerped and the root
     /// translation lerped between the nearest frames ([`resample`]); it
     /// ends at the last source frame. Panics unless `speed` is finite and
-    /// positive (configured windows check `train::window::SPEED_RANGE` first).
+    /// positive (callers with user input check [`check_speed`] first).
     pub fn retimed(&self, speed: f64) -> Motion {
         assert!(speed.is_finite() && speed > 0.0, "speed {speed}");
         Motion {
             frames: resample(&self.frames, speed * Motion::FPS, Motion::FPS),
             source: format!("{} at {speed}x speed", self.source),
         }
+    }
+
+    /// Frames `range` played `speed` times faster, with the frames of the
+    /// result to run on: at speed 1 the motion itself and `range`, else the
+    /// selected frames retimed ([`Motion::retimed`]) and all of them.
+    pub fn at_speed(self, range: Range<usize>, speed: f64) -> (Motion, Range<usize>) {
+        if speed == 1.0 {
+            return (self, range);
+        }
+        let retimed = self.slice(range).retimed(speed);
+        let all = 0..retimed.len();
+        (retimed, all)
     }
 
     /// The frames a `--frames A:B` selects; an error when out of range.

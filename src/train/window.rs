@@ -7,12 +7,9 @@ use std::path::Path;
 use super::config::MotionWindow;
 use crate::body::Body;
 use crate::garment::Garment;
-use crate::motion::{FrameRange, Motion};
+use crate::motion::{FrameRange, Motion, check_speed};
 use crate::sim::Scene;
 use crate::{Error, Result};
-
-/// Slowest and fastest playback a window may ask for.
-pub const SPEED_RANGE: std::ops::RangeInclusive<f64> = 0.25..=4.0;
 
 impl MotionWindow {
     /// Loads the window's motion onto `body` and returns the scene (mirrored
@@ -26,28 +23,15 @@ impl MotionWindow {
         garment: &Garment,
         what: &str,
     ) -> Result<(Scene, Range<usize>)> {
-        if !SPEED_RANGE.contains(&self.speed) {
-            return Err(Error::invalid(format!(
-                "{what} {}: speed must lie in [{}, {}], got {}",
-                self.motion,
-                SPEED_RANGE.start(),
-                SPEED_RANGE.end(),
-                self.speed
-            )));
-        }
+        check_speed(self.speed)
+            .map_err(|e| Error::invalid(format!("{what} {}: {e}", self.motion)))?;
         let motion = Motion::load(Path::new(&self.motion), body)?;
         let range: FrameRange = self
             .frames
             .parse()
             .map_err(|e| Error::invalid(format!("{what} {}: {e}", self.motion)))?;
-        let mut frames = range.resolve(motion.len())?;
-        let motion = if self.speed == 1.0 {
-            motion
-        } else {
-            let retimed = motion.slice(frames).retimed(self.speed);
-            frames = 0..retimed.len();
-            retimed
-        };
+        let frames = range.resolve(motion.len())?;
+        let (motion, frames) = motion.at_speed(frames, self.speed);
         let scene = Scene::for_window(body.clone(), garment.clone(), motion, self.mirror)?;
         Ok((scene, frames))
     }
