@@ -1,6 +1,7 @@
 //! clap definitions. One file per subcommand, each with an `Args` struct and a
 //! `run(args) -> senc::Result<()>` that calls into the library.
 
+mod average;
 mod body;
 mod check;
 mod device;
@@ -28,6 +29,9 @@ enum Command {
     Train(train::Args),
     /// Run a trained checkpoint on a motion; one PLY per frame.
     Rollout(rollout::Args),
+    /// Average the weights of several checkpoints of one run (stochastic
+    /// weight averaging): steadier than any single pick.
+    Average(average::Args),
     /// Self-collision metric C, %(0.01), body penetration, stretching and
     /// bending energy and speed of checkpoints (or PLY frames) on motions.
     Eval(eval::Args),
@@ -53,6 +57,7 @@ impl Cli {
             Command::Train(args) => train::run(args),
             Command::Rollout(args) => rollout::run(args),
             Command::Eval(args) => eval::run(args),
+            Command::Average(args) => average::run(args),
             Command::Check(args) => check::run(args),
             Command::Simulate(args) => simulate::run(args),
             Command::Garment(args) => garment::run(args),

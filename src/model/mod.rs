@@ -4,6 +4,7 @@
 //! burn, checkpoints, and the training hooks the loop needs.
 
 pub mod architecture;
+pub mod average;
 pub mod checkpoint;
 pub mod coarse;
 pub mod config;

@@ -12,6 +12,6 @@ pub mod window;
 
 pub use config::TrainConfig;
 pub use session::{
-    SELECTED_FILE, TrainOptions, TrainSummary, best_dir, checkpoint_dir, checkpoint_run_config,
-    train, validated_dir,
+    RUN_CONFIG_FILE, SELECTED_FILE, TrainOptions, TrainSummary, best_dir, checkpoint_dir,
+    checkpoint_run_config, train, validated_dir, validated_models,
 };

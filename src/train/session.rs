@@ -102,6 +102,23 @@ pub fn validated_dir(run: &Path, update: u64) -> PathBuf {
     run.join("validated").join(update.to_string())
 }
 
+/// Every model of a run with `validation.keep_all`, as (update, directory),
+/// in update order. Entries of `validated/` that are not update numbers
+/// (e.g. a half-written `.tmp` directory) are skipped.
+pub fn validated_models(run: &Path) -> Result<Vec<(u64, PathBuf)>> {
+    let folder = run.join("validated");
+    let entries = std::fs::read_dir(&folder).map_err(|e| Error::io(&folder, e))?;
+    let mut models = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|e| Error::io(&folder, e))?;
+        if let Some(update) = entry.file_name().to_str().and_then(|n| n.parse().ok()) {
+            models.push((update, entry.path()));
+        }
+    }
+    models.sort();
+    Ok(models)
+}
+
 /// In `best/`: the update and validation scores of the model there.
 pub const SELECTED_FILE: &str = "selected.json";
 

@@ -1,0 +1,190 @@
+//! Weight averaging: one model whose every parameter is the mean of the
+//! same parameter over several models (stochastic weight averaging,
+//! Izmailov et al. 2018, applied after training to the models one run kept).
+//!
+//! θ̄ = (1/K) Σₖ θₖ, element by element, summed in f64 in the models' order
+//! and rounded once to f32, so the result does not depend on how the sum
+//! is split and is bit-reproducible.
+//!
+//! Averaging only makes sense for models of one run (or one fine-tuning
+//! lineage): they must share the architecture and the input normalisers,
+//! which training freezes after `normalizer_steps`.
+
+use burn::module::{Module, ModuleMapper, ModuleVisitor, Param};
+use burn::tensor::{Tensor, TensorData};
+
+use super::simulator::NeuralSimulator;
+
+/// Why a set of models cannot be averaged.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AverageError {
+    /// No models were given.
+    Empty,
+    /// `models[index]` differs from `models[0]` in `what`.
+    Mismatch {
+        /// Position in the slice (0-based).
+        index: usize,
+        /// "model config", "input normalisers" or "parameter shapes".
+        what: &'static str,
+    },
+}
+
+impl std::fmt::Display for AverageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AverageError::Empty => write!(f, "averaging needs at least one model"),
+            AverageError::Mismatch { what, .. } => write!(
+                f,
+                "its {what} differ from the first model's (only models of one run or \
+                 one fine-tuning lineage can be averaged)"
+            ),
+        }
+    }
+}
+
+/// The element-wise mean of the parameters of `models`, with the first
+/// model's config, normalisers, parameter ids and device.
+pub fn average(models: &[NeuralSimulator]) -> Result<NeuralSimulator, AverageError> {
+    let first = models.first().ok_or(AverageError::Empty)?;
+    let mut sums = flat_parameters(first);
+    for (index, model) in models.iter().enumerate().skip(1) {
+        let mismatch = |what| Err(AverageError::Mismatch { index, what });
+        if model.config != first.config {
+            return mismatch("model config");
+        }
+        if model.normalizers != first.normalizers {
+            return mismatch("input normalisers");
+        }
+        let params = flat_parameters(model);
+        if params.len() != sums.len() || params.iter().zip(&sums).any(|(a, b)| a.len() != b.len()) {
+            return mismatch("parameter shapes");
+        }
+        for (sum, values) in sums.iter_mut().zip(params) {
+            sum.iter_mut().zip(values).for_each(|(s, v)| *s += v);
+        }
+    }
+    let count = models.len() as f64;
+    let means: Vec<Vec<f32>> = sums
+        .into_iter()
+        .map(|sum| sum.into_iter().map(|s| (s / count) as f32).collect())
+        .collect();
+    let mut averaged = first.clone();
+    averaged.net = first.net.clone().map(&mut Replace {
+        values: means.into_iter(),
+    });
+    Ok(averaged)
+}
+
+/// Every float parameter of `model` in visiting order, flattened, as f64.
+fn flat_parameters(model: &NeuralSimulator) -> Vec<Vec<f64>> {
+    struct Collect {
+        params: Vec<Vec<f64>>,
+    }
+    impl ModuleVisitor for Collect {
+        fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
+            let data = param.val().into_data().convert::<f64>();
+            self.params.push(
+                data.try_into_vec::<f64>()
+                    .expect("converted to f64 just above"),
+            );
+        }
+    }
+    let mut collect = Collect { params: Vec::new() };
+    model.net.visit(&mut collect);
+    collect.params
+}
+
+/// Replaces every float parameter, in visiting order, by the next values.
+struct Replace<I: Iterator<Item = Vec<f32>>> {
+    values: I,
+}
+
+impl<I: Iterator<Item = Vec<f32>>> ModuleMapper for Replace<I> {
+    fn map_float<const D: usize>(&mut self, param: Param<Tensor<D>>) -> Param<Tensor<D>> {
+        let values = self
+            .values
+            .next()
+            .expect("one value vector per parameter, collected in the same order");
+        param.map(|tensor| {
+            let device = tensor.device();
+            Tensor::from_data(TensorData::new(values, tensor.shape()), &device)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::config::ModelConfig;
+    use burn::tensor::Device;
+
+    fn tiny(seed: u64) -> NeuralSimulator {
+        let config = ModelConfig {
+            latent: 4,
+            ..ModelConfig::default()
+        };
+        NeuralSimulator::new_seeded(&config, &Device::flex(), seed).unwrap()
+    }
+
+    #[test]
+    fn the_average_is_the_element_wise_mean() {
+        let (a, b, c) = (tiny(1), tiny(2), tiny(3));
+        let mean = average(&[a.clone(), b.clone(), c.clone()]).unwrap();
+        let (pa, pb, pc, pm) = (
+            flat_parameters(&a),
+            flat_parameters(&b),
+            flat_parameters(&c),
+            flat_parameters(&mean),
+        );
+        assert!(!pm.is_empty());
+        let mut compared = 0;
+        for (((x, y), z), m) in pa.iter().zip(&pb).zip(&pc).zip(&pm) {
+            for (((x, y), z), m) in x.iter().zip(y).zip(z).zip(m) {
+                let expected = ((x + y + z) / 3.0) as f32;
+                assert_eq!(*m as f32, expected);
+                compared += 1;
+            }
+        }
+        assert_eq!(compared, pm.iter().map(Vec::len).sum::<usize>());
+        // The seeds give different weights, so the mean is a new model.
+        assert_ne!(pm, pa);
+    }
+
+    #[test]
+    fn one_model_averages_to_itself() {
+        let a = tiny(7);
+        let mean = average(std::slice::from_ref(&a)).unwrap();
+        assert_eq!(flat_parameters(&mean), flat_parameters(&a));
+    }
+
+    #[test]
+    fn mismatched_models_are_refused() {
+        assert_eq!(average(&[]).unwrap_err(), AverageError::Empty);
+        let a = tiny(1);
+        let other = NeuralSimulator::new_seeded(
+            &ModelConfig {
+                latent: 8,
+                ..ModelConfig::default()
+            },
+            &Device::flex(),
+            2,
+        )
+        .unwrap();
+        assert_eq!(
+            average(&[a.clone(), a.clone(), other]).unwrap_err(),
+            AverageError::Mismatch {
+                index: 2,
+                what: "model config"
+            }
+        );
+        let mut shifted = tiny(2);
+        shifted.normalizers.edges.clear();
+        assert_eq!(
+            average(&[a, shifted]).unwrap_err(),
+            AverageError::Mismatch {
+                index: 1,
+                what: "input normalisers"
+            }
+        );
+    }
+}
