@@ -35,8 +35,8 @@ impl std::fmt::Display for AverageError {
             AverageError::Empty => write!(f, "averaging needs at least one model"),
             AverageError::Mismatch { what, .. } => write!(
                 f,
-                "its {what} differ from the first model's (only models of one run or \
-                 one fine-tuning lineage can be averaged)"
+                "it differs from the first model in its {what} (only models of one \
+                 run or one fine-tuning lineage can be averaged)"
             ),
         }
     }
