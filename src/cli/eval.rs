@@ -30,7 +30,7 @@ pub struct Args {
     frames: Option<FrameRange>,
     /// Play the selected frames this many times faster (0.25–4), as a
     /// training window's `speed` does.
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, default_value_t = 1.0, value_parser = super::motion_args::parse_speed)]
     speed: f64,
     /// Instead of checkpoints: directories of frame_NNNNN.ply (with
     /// body_NNNNN.ply beside them for the penetration metric).
@@ -51,7 +51,6 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<()> {
-    senc::motion::check_speed(args.speed).map_err(|e| Error::invalid(format!("--{e}")))?;
     if args.speed != 1.0 && !args.frames_dir.is_empty() {
         return Err(Error::invalid(
             "--speed retimes motions; it does not apply to --frames-dir",

@@ -1,8 +1,9 @@
 //! The `--motion` / `--frames` pair shared by the commands that run along a motion.
 
+use std::ops::Range;
 use std::path::PathBuf;
 
-use senc::motion::FrameRange;
+use senc::motion::{FrameRange, Motion};
 
 /// A motion and the frames of it to run on.
 #[derive(clap::Args, Debug)]
@@ -15,22 +16,36 @@ pub struct MotionArgs {
     /// `A:` runs to the end). Default: the whole motion.
     #[arg(long)]
     pub frames: Option<FrameRange>,
+    /// Play the selected frames this many times faster (0.25–4), as a
+    /// training window's `speed` does.
+    #[arg(long, default_value_t = 1.0, value_parser = parse_speed)]
+    pub speed: f64,
+}
+
+/// A `--speed` value inside [`senc::motion::SPEED_RANGE`].
+pub fn parse_speed(text: &str) -> Result<f64, String> {
+    let speed: f64 = text
+        .parse()
+        .map_err(|_| format!("{text:?} is not a number"))?;
+    senc::motion::check_speed(speed)?;
+    Ok(speed)
 }
 
 impl MotionArgs {
-    /// Loads the motion onto `body` and keeps the selected frames; returns
-    /// them with their indices in the whole motion.
-    pub fn load_selected(
-        &self,
-        body: &senc::body::Body,
-    ) -> senc::Result<(senc::motion::Motion, std::ops::Range<usize>)> {
-        let motion = senc::motion::Motion::load(&self.motion, body)?;
-        let range = self.range(motion.len())?;
-        Ok((motion.slice(range.clone()), range))
+    /// Loads the motion onto `body` and keeps the selected frames (retimed
+    /// at `--speed`); returns them with their indices in the whole motion.
+    pub fn load_selected(&self, body: &senc::body::Body) -> senc::Result<(Motion, Range<usize>)> {
+        let motion = Motion::load(&self.motion, body)?;
+        let range = self.frames.unwrap_or_default().resolve(motion.len())?;
+        let (selected, frames) = self.select(motion)?;
+        Ok((selected.slice(frames), range))
     }
 
-    /// The selected frame indices of a motion with `len` frames.
-    pub fn range(&self, len: usize) -> senc::Result<std::ops::Range<usize>> {
-        self.frames.unwrap_or_default().resolve(len)
+    /// `motion` (already loaded) as it is to be played, and the frames of
+    /// it to run on: the selection itself at speed 1, else the selection
+    /// retimed and all of its frames.
+    pub fn select(&self, motion: Motion) -> senc::Result<(Motion, Range<usize>)> {
+        let range = self.frames.unwrap_or_default().resolve(motion.len())?;
+        Ok(motion.at_speed(range, self.speed))
     }
 }

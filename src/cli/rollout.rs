@@ -46,12 +46,20 @@ pub struct Args {
 pub fn run(args: Args) -> senc::Result<()> {
     let device = super::device::pick(args.device);
     let model = checkpoint::load(&args.checkpoint, &device)?;
-    let scene = load_scene(
+    let mut scene = load_scene(
         &args.checkpoint,
         args.garment.as_deref(),
         &args.motion.motion,
     )?;
-    let range = args.motion.range(scene.num_frames())?;
+    let selected = args
+        .motion
+        .frames
+        .unwrap_or_default()
+        .resolve(scene.num_frames())?;
+    let (motion, range) = args.motion.select(scene.motion)?;
+    scene.motion = motion;
+    // At another speed the motion's name says so ("01_03 at 2x speed").
+    let played = format!("{}..{}", selected.start, selected.end);
     let options = RolloutOptions {
         conditions: Conditions {
             material: args.material.unwrap_or_default(),
@@ -81,10 +89,9 @@ pub fn run(args: Args) -> senc::Result<()> {
     )?;
     bar.finish_and_clear();
     println!(
-        "rolled out {} frames ({}..{}) of {} with {} in {:.2} s: {:.1} frames/s (simulation only); wrote {}",
+        "rolled out {} frames ({}) of {} with {} in {:.2} s: {:.1} frames/s (simulation only); wrote {}",
         summary.frames,
-        range.start,
-        range.end,
+        played,
         scene.motion.source,
         scene.garment.name,
         summary.seconds,
