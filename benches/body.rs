@@ -34,10 +34,20 @@ fn bench(c: &mut Criterion) {
         let mut moved = rest.clone();
         moved.refit(&posed.positions).unwrap();
         group.bench_function("closest x720 (built)", |b| {
-            b.iter(|| points.iter().map(|p| built.closest(p)).count())
+            b.iter(|| {
+                points
+                    .iter()
+                    .map(|p| built.closest(p).signed_distance)
+                    .sum::<f64>()
+            })
         });
         group.bench_function("closest x720 (refit)", |b| {
-            b.iter(|| points.iter().map(|p| moved.closest(p)).count())
+            b.iter(|| {
+                points
+                    .iter()
+                    .map(|p| moved.closest(p).signed_distance)
+                    .sum::<f64>()
+            })
         });
         group.finish();
     }
