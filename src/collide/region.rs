@@ -112,7 +112,7 @@ fn arc_neighbours(
             if g == birth {
                 continue;
             }
-            if surface.cut.contains_key(&g) {
+            if surface.is_cut(g) {
                 surface
                     .pieces_on_arc(e, interval)
                     .iter()
@@ -163,20 +163,22 @@ fn node_area(
     node: usize,
 ) -> f64 {
     let nf = closed.faces().len();
+    if node < nf {
+        // The fill sizes every face of the surface for every path: a whole
+        // face is one fan triangle of vector_area2, without allocating.
+        let [a, b, c] = closed.faces()[node].map(|v| vertices[v]);
+        return 0.5 * (b - a).cross(&(c - a)).norm();
+    }
     // (The split only keeps triple points that exist.)
     let position = |v: PieceVertex| {
         v.position(vertices, closed.faces(), points)
             .unwrap_or(Vec3::zeros())
     };
-    let loops: Vec<Vec<Vec3>> = if node < nf {
-        vec![closed.faces()[node].map(|v| vertices[v]).to_vec()]
-    } else {
-        surface.pieces[node - nf]
-            .loops
-            .iter()
-            .map(|l| l.iter().map(|&v| position(v)).collect())
-            .collect()
-    };
+    let loops: Vec<Vec<Vec3>> = surface.pieces[node - nf]
+        .loops
+        .iter()
+        .map(|l| l.iter().map(|&v| position(v)).collect())
+        .collect();
     0.5 * vector_area2(&loops).norm()
 }
 

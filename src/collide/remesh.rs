@@ -86,8 +86,9 @@ pub enum SplitError {
 pub struct SplitSurface {
     /// All pieces, grouped by birth triangle.
     pub pieces: Vec<Piece>,
-    /// Birth triangle → range in `pieces`.
-    pub cut: FxHashMap<usize, std::ops::Range<usize>>,
+    /// Per closed-mesh face: whether the path splits it (a dense table:
+    /// the fill asks for every face it reaches, on every path).
+    cut: Vec<bool>,
     /// (edge, interval) → pieces touching it.
     arc_pieces: FxHashMap<(usize, usize), Vec<usize>>,
     /// (face, segment, forward) → piece on the left of that segment
@@ -140,7 +141,10 @@ impl SplitSurface {
         }
         let mut faces: Vec<usize> = per_face.keys().copied().collect();
         faces.sort_unstable();
-        let mut surface = SplitSurface::default();
+        let mut surface = SplitSurface {
+            cut: vec![false; closed.faces().len()],
+            ..SplitSurface::default()
+        };
         let mut edge_cuts: FxHashMap<usize, usize> = FxHashMap::default();
         for f in faces {
             let cut = TriangleCut::new(f, &per_face[&f], segments, points, closed, vertices)?;
@@ -172,16 +176,11 @@ impl SplitSurface {
                 }
                 surface.pieces.push(piece);
             }
-            surface.cut.insert(f, start..surface.pieces.len());
+            surface.cut[f] = true;
         }
         // A cut edge must be cut the same way in every face that holds it.
         for (&e, &m) in &edge_cuts {
-            if m > 0
-                && !closed
-                    .edge_faces(e)
-                    .iter()
-                    .all(|f| surface.cut.contains_key(f))
-            {
+            if m > 0 && !closed.edge_faces(e).iter().all(|&f| surface.cut[f]) {
                 return Err(SplitError::Inconsistent);
             }
         }
@@ -203,6 +202,11 @@ impl SplitSurface {
     /// itself inside a triangle.
     pub fn crossings(&self) -> usize {
         self.crossings
+    }
+
+    /// Whether the path splits closed-mesh face `face` into pieces.
+    pub fn is_cut(&self, face: usize) -> bool {
+        self.cut.get(face).copied().unwrap_or(false)
     }
 
     /// Pieces of other birth triangles sharing arc (edge, interval).
