@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use burn::tensor::Device;
 use senc::Error;
 use senc::atomic_file::write_bytes_atomic;
-use senc::model::average::{AverageError, average};
+use senc::model::average::WeightAverage;
 use senc::model::checkpoint;
 use senc::train::{RUN_CONFIG_FILE, validated_models};
 
@@ -37,16 +37,18 @@ pub fn run(args: Args) -> senc::Result<()> {
         Some(run) => run_models(run, args.after)?,
         None => args.checkpoint.clone(),
     };
+    if sources.is_empty() {
+        return Err(Error::invalid("no checkpoints to average"));
+    }
+    // One checkpoint in memory at a time, however many are averaged.
     let device = Device::flex();
-    let models = sources
-        .iter()
-        .map(|dir| checkpoint::load(dir, &device))
-        .collect::<senc::Result<Vec<_>>>()?;
-    let averaged = average(&models).map_err(|e| match e {
-        AverageError::Mismatch { index, .. } => Error::parse(&sources[index], e.to_string()),
-        AverageError::Empty => Error::invalid(e.to_string()),
-    })?;
-    checkpoint::save(&args.out, &averaged, None)?;
+    let mut average = WeightAverage::new(checkpoint::load(&sources[0], &device)?);
+    for dir in &sources[1..] {
+        average
+            .add(&checkpoint::load(dir, &device)?)
+            .map_err(|e| Error::parse(dir, e.to_string()))?;
+    }
+    checkpoint::save(&args.out, &average.finish(), None)?;
     // rollout and eval read the garment from run.ron; the models share it.
     let run_config = sources[0].join(RUN_CONFIG_FILE);
     if run_config.exists() {

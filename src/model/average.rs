@@ -22,7 +22,7 @@ pub enum AverageError {
     Empty,
     /// `models[index]` differs from `models[0]` in `what`.
     Mismatch {
-        /// Position in the slice (0-based).
+        /// Position in the sequence (0-based).
         index: usize,
         /// "model config", "input normalisers" or "parameter shapes".
         what: &'static str,
@@ -42,37 +42,83 @@ impl std::fmt::Display for AverageError {
     }
 }
 
-/// The element-wise mean of the parameters of `models`, with the first
-/// model's config, normalisers, parameter ids and device.
-pub fn average(models: &[NeuralSimulator]) -> Result<NeuralSimulator, AverageError> {
-    let first = models.first().ok_or(AverageError::Empty)?;
-    let mut sums = flat_parameters(first);
-    for (index, model) in models.iter().enumerate().skip(1) {
-        let mismatch = |what| Err(AverageError::Mismatch { index, what });
-        if model.config != first.config {
+/// A running weight average that holds one model and the f64 sums, so
+/// any number of checkpoints can be averaged one at a time.
+pub struct WeightAverage {
+    first: NeuralSimulator,
+    sums: Vec<Vec<f64>>,
+    count: usize,
+}
+
+impl WeightAverage {
+    /// Starts the average with `first` (its config, normalisers, parameter
+    /// ids and device are the result's).
+    pub fn new(first: NeuralSimulator) -> Self {
+        WeightAverage {
+            sums: flat_parameters(&first),
+            first,
+            count: 1,
+        }
+    }
+
+    /// Adds `model`; on a mismatch nothing is added and the error's index
+    /// is the position `model` would have had.
+    pub fn add(&mut self, model: &NeuralSimulator) -> Result<(), AverageError> {
+        let mismatch = |what| {
+            Err(AverageError::Mismatch {
+                index: self.count,
+                what,
+            })
+        };
+        if model.config != self.first.config {
             return mismatch("model config");
         }
-        if model.normalizers != first.normalizers {
+        if model.normalizers != self.first.normalizers {
             return mismatch("input normalisers");
         }
         let params = flat_parameters(model);
-        if params.len() != sums.len() || params.iter().zip(&sums).any(|(a, b)| a.len() != b.len()) {
+        let same_shapes = params.len() == self.sums.len()
+            && params
+                .iter()
+                .zip(&self.sums)
+                .all(|(a, b)| a.len() == b.len());
+        if !same_shapes {
             return mismatch("parameter shapes");
         }
-        for (sum, values) in sums.iter_mut().zip(params) {
+        for (sum, values) in self.sums.iter_mut().zip(params) {
             sum.iter_mut().zip(values).for_each(|(s, v)| *s += v);
         }
+        self.count += 1;
+        Ok(())
     }
-    let count = models.len() as f64;
-    let means: Vec<Vec<f32>> = sums
-        .into_iter()
-        .map(|sum| sum.into_iter().map(|s| (s / count) as f32).collect())
-        .collect();
-    let mut averaged = first.clone();
-    averaged.net = first.net.clone().map(&mut Replace {
-        values: means.into_iter(),
-    });
-    Ok(averaged)
+
+    /// Models added so far (the first included).
+    pub fn count(&self) -> usize {
+        self.count
+    }
+
+    /// The averaged model.
+    pub fn finish(self) -> NeuralSimulator {
+        let count = self.count as f64;
+        let means = self
+            .sums
+            .into_iter()
+            .map(|sum| sum.into_iter().map(|s| (s / count) as f32).collect());
+        let mut averaged = self.first;
+        averaged.net = averaged.net.map(&mut Replace { values: means });
+        averaged
+    }
+}
+
+/// The element-wise mean of the parameters of `models` ([`WeightAverage`]
+/// over the slice).
+pub fn average(models: &[NeuralSimulator]) -> Result<NeuralSimulator, AverageError> {
+    let (first, rest) = models.split_first().ok_or(AverageError::Empty)?;
+    let mut average = WeightAverage::new(first.clone());
+    for model in rest {
+        average.add(model)?;
+    }
+    Ok(average.finish())
 }
 
 /// Every float parameter of `model` in visiting order, flattened, as f64.
@@ -148,6 +194,22 @@ mod tests {
         assert_eq!(compared, pm.iter().map(Vec::len).sum::<usize>());
         // The seeds give different weights, so the mean is a new model.
         assert_ne!(pm, pa);
+    }
+
+    #[test]
+    fn the_running_average_equals_the_slice_average_and_skips_a_refused_model() {
+        let (a, b, c) = (tiny(4), tiny(5), tiny(6));
+        let mut running = WeightAverage::new(a.clone());
+        running.add(&b).unwrap();
+        let mut other = tiny(7);
+        other.normalizers.edges.clear();
+        assert!(running.add(&other).is_err());
+        running.add(&c).unwrap();
+        assert_eq!(running.count(), 3);
+        assert_eq!(
+            flat_parameters(&running.finish()),
+            flat_parameters(&average(&[a, b, c]).unwrap())
+        );
     }
 
     #[test]
