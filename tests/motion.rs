@@ -291,6 +291,48 @@ fn motion_load_reads_bvh_files_and_rejects_unknown_formats() {
     );
 }
 
+/// A BVH whose thigh joints have other names loads like the original when
+/// a joint map beside it (same stem, `.ron`) renames them back; without the
+/// map the thighs are unmapped and follow the hips; a malformed map is an
+/// error naming it.
+#[test]
+fn a_joint_map_beside_a_bvh_file_is_used() {
+    let body = Body::makehuman().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let clip: String = senc::data::MOTION_01_01_BVH
+        .lines()
+        .take(187 + 121)
+        .collect::<Vec<_>>()
+        .join("\n")
+        .replace("Frames: 2752", "Frames: 121");
+    std::fs::write(dir.path().join("original.bvh"), &clip).unwrap();
+    let renamed = clip
+        .replace("JOINT LeftUpLeg", "JOINT LThigh")
+        .replace("JOINT RightUpLeg", "JOINT RThigh");
+    assert_ne!(renamed, clip);
+    let path = dir.path().join("renamed.bvh");
+    std::fs::write(&path, renamed).unwrap();
+    let original = Motion::load(&dir.path().join("original.bvh"), &body).unwrap();
+
+    let unmapped = Motion::load(&path, &body).unwrap();
+    assert_ne!(unmapped.frames, original.frames);
+
+    let map = dir.path().join("renamed.ron");
+    std::fs::write(
+        &map,
+        r#"(scale: 0.056444, up: Y, skip_frames: 1, joints: {
+            "LThigh": "LeftUpLeg", "RThigh": "RightUpLeg",
+            "LFingers": "LeftHandFinger1", "RFingers": "RightHandFinger1"})"#,
+    )
+    .unwrap();
+    let mapped = Motion::load(&path, &body).unwrap();
+    assert_eq!(mapped.frames, original.frames);
+
+    std::fs::write(&map, "(scale: 0.056444, upp: Y)").unwrap();
+    let err = Motion::load(&path, &body).unwrap_err().to_string();
+    assert!(err.contains("renamed.ron"), "{err}");
+}
+
 #[test]
 fn resampling_keeps_counts_and_interpolates() {
     for (n, from, to, expected) in [

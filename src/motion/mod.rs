@@ -54,9 +54,11 @@ impl Motion {
     /// The simulation frame rate.
     pub const FPS: f64 = 30.0;
 
-    /// Loads a motion file onto `body`: `.bvh` (with the CMU cgspeed joint
-    /// map) or AMASS `.npz`. The names `01_01` and `01_03` (no such file
-    /// present) load the embedded CMU clips.
+    /// Loads a motion file onto `body`: `.bvh` or AMASS `.npz`. The names
+    /// `01_01` and `01_03` (no such file present) load the embedded CMU
+    /// clips. A BVH uses the joint map in the RON file beside it with the
+    /// same stem (`boxing.bvh` → `boxing.ron`, see [`JointMap`]) if there is
+    /// one, else the CMU cgspeed map.
     pub fn load(path: &Path, body: &Body) -> Result<Motion> {
         if !path.exists()
             && let Some(text) = path.to_str().and_then(crate::data::builtin_motion)
@@ -69,7 +71,15 @@ impl Motion {
             .map(str::to_ascii_lowercase)
             .as_deref()
         {
-            Some("bvh") => Motion::from_bvh_file(path, body, &JointMap::cmu_cgspeed()),
+            Some("bvh") => {
+                let sidecar = path.with_extension("ron");
+                let map = if sidecar.is_file() {
+                    JointMap::read(&sidecar)?
+                } else {
+                    JointMap::cmu_cgspeed()
+                };
+                Motion::from_bvh_file(path, body, &map)
+            }
             Some("npz") => Motion::from_amass_npz(path, body),
             _ => Err(Error::invalid(format!(
                 "{}: unknown motion format (expected .bvh or .npz, or 01_01 / 01_03)",
