@@ -227,6 +227,32 @@ mod on_the_body {
         }
     }
 
+    /// The built-in skirt and T-shirt skinned to CMU 01_03 frame 789 are
+    /// the garments the shipped checkpoints were trained on
+    /// (`tests/fixtures/skinned_garments/`, written by `senc garment NAME
+    /// --motion 01_03 --frames 789:790` of session 13). The weight transfer
+    /// depends on which face a closest-point query reports at exact ties; a
+    /// change there once moved the skirt's vertices by up to 3.9 cm and the
+    /// shipped skirt's held-out %(0.01) from 3.2 to 7.7 %.
+    #[test]
+    fn skinned_garments_match_what_the_shipped_checkpoints_saw() {
+        let body = body();
+        let motion = Motion::builtin("01_03", body).unwrap();
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/skinned_garments");
+        for name in ["skirt", "tshirt"] {
+            let g = Garment::builtin(name, body).unwrap();
+            let expected = read_mesh(&dir.join(format!("{name}_01_03_789.ply"))).unwrap();
+            assert_eq!(expected.faces, g.rest.faces, "{name}");
+            let skinned = g.skinned(body, &motion.frames[789]);
+            let worst = skinned
+                .iter()
+                .zip(&expected.positions)
+                .map(|(a, b)| (a - b).norm())
+                .fold(0.0, f64::max);
+            assert!(worst < 1e-9, "{name}: a skinned vertex moved {worst} m");
+        }
+    }
+
     /// Signed distances of `positions` to the body posed as `surface`.
     fn distances(surface: &TriMesh, positions: &[senc::Vec3]) -> Vec<f64> {
         let query = BodyQuery::new(surface).unwrap();

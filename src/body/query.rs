@@ -188,27 +188,27 @@ impl BodyQuery {
     }
 
     /// The closest surface point to `p` and the signed distance. When
-    /// several faces share the closest point (it lies on an edge or a
-    /// vertex), the lowest face index wins, so the answer does not depend
-    /// on the tree's shape (built afresh or refitted).
+    /// several faces hold the closest point at exactly the same distance (a
+    /// shared vertex, or coincident vertices), the first one the traversal
+    /// meets is reported, so `face` (and `face_normal`, `barycentric`) can
+    /// differ between a tree built afresh and a refitted one; the point and
+    /// the signed distance do not. Kept so on purpose: the garment weight
+    /// transfer depends on that choice, and the shipped checkpoints were
+    /// trained on the garments it gives (a lowest-index rule moved the
+    /// skirt's skinned vertices by up to 3.9 cm).
     pub fn closest(&self, p: &Vec3) -> ClosestPoint {
-        let mut best = (
-            f64::INFINITY,
-            usize::MAX,
-            [1.0, 0.0, 0.0],
-            Feature::Vertex(0),
-        );
+        let mut best = (f64::INFINITY, 0, [1.0, 0.0, 0.0], Feature::Vertex(0));
         let mut stack = vec![0usize];
         while let Some(i) = stack.pop() {
             let node = &self.nodes[i];
-            if node.bounds.distance_squared(p) > best.0 {
+            if node.bounds.distance_squared(p) >= best.0 {
                 continue;
             }
             if node.count > 0 {
                 for &f in &self.order[node.start..node.start + node.count] {
                     let (w, feature) = closest_on_triangle(p, &self.corners(f));
                     let d2 = (self.point_on_face(f, w) - p).norm_squared();
-                    if d2 < best.0 || (d2 == best.0 && f < best.1) {
+                    if d2 < best.0 {
                         best = (d2, f, w, feature);
                     }
                 }
@@ -446,10 +446,11 @@ mod tests {
     }
 
     /// A tree built on a squashed, twisted sphere and refitted to the round
-    /// one answers exactly as a tree built on the round one, also for
-    /// points whose closest point is a vertex shared by several faces.
+    /// one finds the same closest points (to round-off) and signed distances as a tree
+    /// built on the round one, also where several faces tie (points
+    /// straight out from each vertex).
     #[test]
-    fn refitted_and_fresh_trees_give_the_same_answers() {
+    fn refitted_and_fresh_trees_find_the_same_points() {
         let mesh = sphere(0.3, 3);
         let other: Vec<Vec3> = mesh
             .positions
@@ -461,19 +462,13 @@ mod tests {
         let fresh = BodyQuery::new(&mesh).unwrap();
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
         let random = (0..300).map(|_| Vec3::from_fn(|_, _| rng.random_range(-0.6..0.6)));
-        // Points straight out from each vertex: the vertex is closest, and
-        // every face around it is an exact tie.
         let off_vertices = mesh.positions.iter().map(|p| p * 1.2);
-        let mut ties = 0;
         for p in random.chain(off_vertices) {
             let (a, b) = (fresh.closest(&p), refitted.closest(&p));
-            assert_eq!(
-                (a.face, a.barycentric, a.point, a.signed_distance),
-                (b.face, b.barycentric, b.point, b.signed_distance),
-                "{p:?}"
-            );
-            ties += usize::from(a.barycentric.contains(&1.0));
+            // A point on an edge, found from either face beside it, may
+            // differ in the last bit.
+            assert!((a.point - b.point).norm() < 1e-15, "{p:?}");
+            assert!((a.signed_distance - b.signed_distance).abs() < 1e-15, "{p:?}");
         }
-        assert!(ties >= mesh.num_vertices() / 2, "{ties} vertex features");
     }
 }
