@@ -468,7 +468,10 @@ mod tests {
             // A point on an edge, found from either face beside it, may
             // differ in the last bit.
             assert!((a.point - b.point).norm() < 1e-15, "{p:?}");
-            assert!((a.signed_distance - b.signed_distance).abs() < 1e-15, "{p:?}");
+            assert!(
+                (a.signed_distance - b.signed_distance).abs() < 1e-15,
+                "{p:?}"
+            );
         }
     }
 }
