@@ -1,36 +1,11 @@
 //! `senc average`: the mean of a run's checkpoints is a checkpoint that
 //! rollout and eval use like any other; mismatched models are refused by name.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+mod cli_support;
 
-fn shipped(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("checkpoints")
-        .join(name)
-}
+use std::path::Path;
 
-fn senc() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_senc"))
-}
-
-/// Runs `command`, requiring success; returns stdout.
-fn succeed(command: &mut Command) -> String {
-    let out = command.output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
-/// Runs `command`, requiring failure; returns stderr.
-fn fail(command: &mut Command) -> String {
-    let out = command.output().unwrap();
-    assert!(!out.status.success(), "expected a failure");
-    String::from_utf8(out.stderr).unwrap()
-}
+use cli_support::{fail, senc, shipped, succeed};
 
 fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();

@@ -1,24 +1,12 @@
 //! `senc rollout` writes one garment PLY (and with `--with-body` one body
 //! PLY) per frame; `--speed` plays the selected frames faster.
 
+mod cli_support;
+
 use std::path::Path;
-use std::process::Command;
 
+use cli_support::{senc, shipped, succeed};
 use senc::mesh::read_mesh;
-
-fn senc() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_senc"))
-}
-
-fn succeed(command: &mut Command) -> String {
-    let out = command.output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
 
 fn count(dir: &Path, prefix: &str) -> usize {
     std::fs::read_dir(dir)
@@ -38,7 +26,7 @@ fn count(dir: &Path, prefix: &str) -> usize {
 /// all 12 frames.
 #[test]
 fn rollout_speed_plays_every_second_pose() {
-    let checkpoint = Path::new(env!("CARGO_MANIFEST_DIR")).join("checkpoints/skirt");
+    let checkpoint = shipped("skirt");
     let tmp = tempfile::tempdir().unwrap();
     let (fast, normal, pose) = (
         tmp.path().join("fast"),

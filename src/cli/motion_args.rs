@@ -35,17 +35,28 @@ impl MotionArgs {
     /// Loads the motion onto `body` and keeps the selected frames (retimed
     /// at `--speed`); returns them with their indices in the whole motion.
     pub fn load_selected(&self, body: &senc::body::Body) -> senc::Result<(Motion, Range<usize>)> {
-        let motion = Motion::load(&self.motion, body)?;
-        let range = self.frames.unwrap_or_default().resolve(motion.len())?;
-        let (selected, frames) = self.select(motion)?;
-        Ok((selected.slice(frames), range))
+        let selected = self.select(Motion::load(&self.motion, body)?)?;
+        Ok((selected.motion.slice(selected.run), selected.frames))
     }
 
-    /// `motion` (already loaded) as it is to be played, and the frames of
-    /// it to run on: the selection itself at speed 1, else the selection
-    /// retimed and all of its frames.
-    pub fn select(&self, motion: Motion) -> senc::Result<(Motion, Range<usize>)> {
-        let range = self.frames.unwrap_or_default().resolve(motion.len())?;
-        Ok(motion.at_speed(range, self.speed))
+    /// `motion` (already loaded) as it is to be played at `--speed`.
+    pub fn select(&self, motion: Motion) -> senc::Result<Selected> {
+        let frames = self.frames.unwrap_or_default().resolve(motion.len())?;
+        let (motion, run) = motion.at_speed(frames.clone(), self.speed);
+        Ok(Selected {
+            motion,
+            run,
+            frames,
+        })
     }
+}
+
+/// The motion to play and which of its frames, for `--frames` and `--speed`.
+pub struct Selected {
+    /// The whole motion at speed 1, else the selection retimed.
+    pub motion: Motion,
+    /// The frames of `motion` to run on.
+    pub run: Range<usize>,
+    /// The `--frames` selection in the original motion.
+    pub frames: Range<usize>,
 }

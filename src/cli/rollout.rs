@@ -51,15 +51,11 @@ pub fn run(args: Args) -> senc::Result<()> {
         args.garment.as_deref(),
         &args.motion.motion,
     )?;
-    let selected = args
-        .motion
-        .frames
-        .unwrap_or_default()
-        .resolve(scene.num_frames())?;
-    let (motion, range) = args.motion.select(scene.motion)?;
-    scene.motion = motion;
+    let selected = args.motion.select(scene.motion)?;
+    scene.motion = selected.motion;
+    let range = selected.run;
     // At another speed the motion's name says so ("01_03 at 2x speed").
-    let played = format!("{}..{}", selected.start, selected.end);
+    let played = format!("{}..{}", selected.frames.start, selected.frames.end);
     let options = RolloutOptions {
         conditions: Conditions {
             material: args.material.unwrap_or_default(),

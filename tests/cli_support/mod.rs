@@ -1,0 +1,35 @@
+//! Running the `senc` binary from integration tests.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// A `senc` command.
+pub fn senc() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_senc"))
+}
+
+/// A checkpoint shipped in `checkpoints/`.
+pub fn shipped(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("checkpoints")
+        .join(name)
+}
+
+/// Runs `command`, requiring success; returns stdout.
+pub fn succeed(command: &mut Command) -> String {
+    let out = command.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Runs `command`, requiring failure; returns stderr.
+#[allow(dead_code)] // not every test file refuses something
+pub fn fail(command: &mut Command) -> String {
+    let out = command.output().unwrap();
+    assert!(!out.status.success(), "expected a failure");
+    String::from_utf8(out.stderr).unwrap()
+}
