@@ -765,3 +765,44 @@ fn where_gia_disks_do_not_close_the_layered_region_does() {
         "regions {analysed:e} m³ vs winding number {winding:e} m³"
     );
 }
+
+/// A closed box pushed through the closing cap of a tube's end (inside the
+/// opening) crosses only cap triangles: every segment of its path is a cap
+/// segment. The same box pushed through the tube's wall crosses cloth only.
+#[test]
+fn paths_count_the_segments_that_run_through_a_closing_cap() {
+    let tube = tube(0.1, 0.3, 24, 6);
+    let small_box = |centre: Vec3| {
+        rigid(
+            &closed_box(
+                Vec3::new(-0.03, -0.03, -0.03),
+                Vec3::new(0.03, 0.03, 0.03),
+                2,
+            ),
+            Vec3::new(0.3, 0.5, 0.8),
+            0.37,
+            centre,
+        )
+    };
+    let paths = |mesh: &TriMesh| {
+        SelfCollision::new(mesh, &LoopClosure::All)
+            .unwrap()
+            .evaluate(&mesh.positions, LossKind::Volume, 1.0)
+            .unwrap()
+            .paths
+    };
+    let through_cap = paths(&merge(&[
+        tube.clone(),
+        small_box(Vec3::new(0.004, -0.003, 0.3)),
+    ]));
+    assert!(!through_cap.is_empty());
+    for p in &through_cap {
+        assert!(p.segments > 0);
+        assert_eq!(p.cap_segments, p.segments, "{p:?}");
+    }
+    let through_wall = paths(&merge(&[tube, small_box(Vec3::new(0.1, 0.0, 0.15))]));
+    assert!(!through_wall.is_empty());
+    for p in &through_wall {
+        assert_eq!(p.cap_segments, 0, "{p:?}");
+    }
+}

@@ -154,8 +154,15 @@ fn print_text(args: &Args, r: &SelfCollisionReport, penetrated_faces: usize) {
     println!("paths: {}", r.paths.len());
     for (i, p) in r.paths.iter().enumerate() {
         let kind = if p.closed { "closed" } else { "open" };
+        let caps = match p.cap_segments {
+            0 => String::new(),
+            n if n == p.segments => {
+                " (every one through a closing cap: no cloth crosses cloth)".into()
+            }
+            n => format!(" ({n} through a closing cap)"),
+        };
         println!(
-            "  path {i}: {kind}, {} segments, length {:.6} m",
+            "  path {i}: {kind}, {} segments{caps}, length {:.6} m",
             p.segments, p.length
         );
     }

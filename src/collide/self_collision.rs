@@ -38,6 +38,10 @@ pub struct PathSummary {
     pub closed: bool,
     /// Length in metres.
     pub length: f64,
+    /// Segments where a cap triangle of the closure takes part. A path
+    /// made only of them crosses no cloth with cloth: the garment pierces
+    /// a virtual cap (e.g. a skirt's hem pinched between the legs).
+    pub cap_segments: usize,
 }
 
 /// A penetrated region.
@@ -338,6 +342,14 @@ impl SelfCollision {
                     segments: p.segments.len(),
                     closed: p.closed,
                     length: path_length(p, &hits.segments, &hits.points),
+                    cap_segments: p
+                        .segments
+                        .iter()
+                        .filter(|&&s| {
+                            let garment_faces = self.closed.num_garment_faces();
+                            hits.segments[s].faces.iter().any(|&f| f >= garment_faces)
+                        })
+                        .count(),
                 })
                 .collect(),
             c_metric: c_metric(regions.iter().map(|r| r.signed_volume6)),
