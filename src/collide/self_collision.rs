@@ -331,6 +331,8 @@ impl SelfCollision {
                     .pull_back(&g.into_vertex_gradient(&hits, &vertices, faces))
             })
             .collect();
+        // Faces from here on are the closure's caps.
+        let garment_faces = self.closed.num_garment_faces();
         Ok(SelfCollisionReport {
             loss: value,
             grad: self.closed.pull_back(&closed_grad),
@@ -345,10 +347,7 @@ impl SelfCollision {
                     cap_segments: p
                         .segments
                         .iter()
-                        .filter(|&&s| {
-                            let garment_faces = self.closed.num_garment_faces();
-                            hits.segments[s].faces.iter().any(|&f| f >= garment_faces)
-                        })
+                        .filter(|&&s| hits.segments[s].faces.iter().any(|&f| f >= garment_faces))
                         .count(),
                 })
                 .collect(),

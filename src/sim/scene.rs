@@ -37,10 +37,10 @@ pub struct StepBodies {
     /// step itself never needs them, energies and metrics do (skipping the
     /// BVH build took a T-shirt rollout from 19 to 29 frames/s).
     query: OnceLock<BodyQuery>,
-    /// The scene's rest-body tree that `query` and `query_now` refit.
-    rest_query: Arc<BodyQuery>,
     /// The same on the body at t (for `ContactSearch::CurrentBody`).
     query_now: OnceLock<BodyQuery>,
+    /// The scene's rest-body tree that `query` and `query_now` refit.
+    rest_query: Arc<BodyQuery>,
 }
 
 impl StepBodies {
