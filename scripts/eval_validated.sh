@@ -7,7 +7,10 @@
 #   scripts/eval_validated.sh runs/finetune_skirt_body [MOTION] [FRAMES]
 #
 # MOTION and FRAMES default to the held-out 01_03 789:1128. SENC names the
-# binary (default target/release/senc). Then:
+# binary (default target/release/senc); EVAL_ARGS adds `senc eval` options
+# and HELDOUT names the output subfolder (default heldout), e.g.
+#   HELDOUT=heldout_skip EVAL_ARGS="--cap-only-paths skip" scripts/eval_validated.sh RUN
+# Then:
 #   python3 scripts/snapshot_distribution.py RUN... --baseline HOOD_RUN
 set -euo pipefail
 run=${1:?usage: eval_validated.sh RUN [MOTION] [FRAMES]}
@@ -16,11 +19,13 @@ frames=${3:-789:1128}
 senc=${SENC:-target/release/senc}
 models=$run/validated
 [ -d "$models" ] || models=$run/snaps
-mkdir -p "$run/heldout"
+held=${HELDOUT:-heldout}
+read -r -a extra <<< "${EVAL_ARGS:-}"
+mkdir -p "$run/$held"
 for dir in $(ls "$models" | sort -n); do
-  out=$run/heldout/$dir.json
+  out=$run/$held/$dir.json
   [ -s "$out" ] && continue
-  if ! "$senc" eval --checkpoint "$models/$dir" --motion "$motion" --frames "$frames" --json \
+  if ! "$senc" eval --checkpoint "$models/$dir" --motion "$motion" --frames "$frames" --json "${extra[@]}" \
     > "$out.tmp" 2> "$out.err"; then
     echo "eval of $models/$dir failed; see $out.err" >&2
     exit 1
@@ -28,4 +33,4 @@ for dir in $(ls "$models" | sort -n); do
   mv "$out.tmp" "$out"
   rm -f "$out.err"
 done
-echo "$run: $(ls "$run/heldout" | grep -c '\.json$') models evaluated on $motion $frames"
+echo "$run: $(ls "$run/$held" | grep -c '\.json$') models evaluated on $motion $frames"

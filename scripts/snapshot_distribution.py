@@ -19,7 +19,10 @@ session-12 runs kept them as `snaps/UPDATE`):
 
 With `--validation SUBFOLDER` the validation figures are read from eval
 reports in RUN/SUBFOLDER/UPDATE.json instead (another validation window,
-e.g. `senc eval ... --frames 449:789 --speed 1.5 --json`).
+e.g. `senc eval ... --frames 449:789 --speed 1.5 --json`); with `--heldout
+SUBFOLDER` the held-out reports come from RUN/SUBFOLDER (e.g. heldout_skip,
+written by `HELDOUT=heldout_skip EVAL_ARGS="--cap-only-paths skip"
+scripts/eval_validated.sh RUN`).
 
 Rules (validation rows only, alike for both runs):
   R1  lowest validation C (what `keep_best` ships);
@@ -51,7 +54,7 @@ def reports(folder):
     return out
 
 
-def load(run, validation=None):
+def load(run, validation=None, heldout="heldout"):
     """{update: {"val": row, "held": overall}} for updates with both. The
     validation figures come from `validation.csv`, or with `validation`
     from the reports in that subfolder of the run (another window)."""
@@ -60,7 +63,7 @@ def load(run, validation=None):
     else:
         val = {int(r["update"]): {k: float(r[k]) for k in METRICS}
                for r in csv.DictReader(open(os.path.join(run, "validation.csv")))}
-    held = reports(os.path.join(run, "heldout"))
+    held = reports(os.path.join(run, heldout))
     return {u: {"val": val[u], "held": held[u]} for u in sorted(val) if u in held}
 
 
@@ -144,9 +147,11 @@ def main():
     parser.add_argument("--baseline", help="HOOD baseline run directory the ratios are taken against")
     parser.add_argument("--validation", help="take the validation figures from the eval reports "
                         "in this subfolder of each run instead of validation.csv")
+    parser.add_argument("--heldout", default="heldout",
+                        help="subfolder of each run with the held-out reports (default heldout)")
     args = parser.parse_args()
     names = list(args.runs) + ([args.baseline] if args.baseline else [])
-    runs = {name: load(name, args.validation) for name in names}
+    runs = {name: load(name, args.validation, args.heldout) for name in names}
 
     print("| run | models | " + " | ".join(
         f"{LABELS[m]} q1 / median / q3" for m in METRICS) + " | %(0.01) <= 5 % |")

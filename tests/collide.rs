@@ -15,7 +15,9 @@ use senc::collide::points::PointSet;
 use senc::collide::region::{Polygon, penetrated_region, penetrated_region_two_sided};
 use senc::collide::remesh::PieceVertex;
 use senc::collide::volume::signed_volume6;
-use senc::collide::{LoopClosure, LossKind, SelfCollision, SelfCollisionReport};
+use senc::collide::{
+    CapOnlyPaths, LoopClosure, LossKind, SelfCollision, SelfCollisionReport, SkipReason,
+};
 use senc::mesh::{Topology, TriMesh};
 
 fn analyse(mesh: &TriMesh, closure: LoopClosure, loss: LossKind) -> SelfCollisionReport {
@@ -805,4 +807,61 @@ fn paths_count_the_segments_that_run_through_a_closing_cap() {
     for p in &through_wall {
         assert_eq!(p.cap_segments, 0, "{p:?}");
     }
+}
+
+#[test]
+fn cap_only_paths_are_left_out_only_when_asked() {
+    let tube = tube(0.1, 0.3, 24, 6);
+    let small_box = |centre: Vec3| {
+        let cube = closed_box(
+            Vec3::new(-0.03, -0.03, -0.03),
+            Vec3::new(0.03, 0.03, 0.03),
+            2,
+        );
+        merge(&[
+            tube.clone(),
+            rigid(&cube, Vec3::new(0.3, 0.5, 0.8), 0.37, centre),
+        ])
+    };
+    let analyse = |mesh: &TriMesh, policy: CapOnlyPaths| {
+        SelfCollision::new(mesh, &LoopClosure::All)
+            .unwrap()
+            .with_cap_only_paths(policy)
+            .evaluate(&mesh.positions, LossKind::Volume, 1.0)
+            .unwrap()
+    };
+    // Through the cap only: counted by default, left out (and reported
+    // as such, with no loss and no gradient) when asked.
+    let through_cap = small_box(Vec3::new(0.004, -0.003, 0.3));
+    let counted = analyse(&through_cap, CapOnlyPaths::Count);
+    assert!(counted.c_metric > 0.0);
+    let skipped = analyse(&through_cap, CapOnlyPaths::Skip);
+    assert_eq!(skipped.paths, counted.paths);
+    assert!(skipped.regions.is_empty());
+    assert_eq!(skipped.c_metric, 0.0);
+    assert_eq!(skipped.loss, 0.0);
+    assert!(skipped.grad.iter().all(|g| *g == Vec3::zeros()));
+    assert_eq!(skipped.skipped_paths.len(), skipped.paths.len());
+    assert!(
+        skipped
+            .skipped_paths
+            .iter()
+            .all(|s| s.reason == SkipReason::CapOnly)
+    );
+    // Across the rim, through cap and wall: the cap closes a region bounded
+    // by a real crossing, so the path counts under either policy.
+    let across_rim = small_box(Vec3::new(0.1, 0.0, 0.3));
+    let counted = analyse(&across_rim, CapOnlyPaths::Count);
+    assert!(
+        counted
+            .paths
+            .iter()
+            .any(|p| p.cap_segments > 0 && p.cap_segments < p.segments),
+        "{:?}",
+        counted.paths
+    );
+    let kept = analyse(&across_rim, CapOnlyPaths::Skip);
+    assert!(kept.c_metric > 0.0);
+    assert_eq!(kept.c_metric, counted.c_metric);
+    assert_eq!(kept.grad, counted.grad);
 }

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use senc::body::query::BodyQuery;
-use senc::collide::{LoopClosure, LossKind, SelfCollision, SelfCollisionReport};
+use senc::collide::{CapOnlyPaths, LoopClosure, LossKind, SelfCollision, SelfCollisionReport};
 use senc::eval::metrics::points_inside;
 use senc::mesh::ply::{PlyExtras, PlyFormat, write_ply};
 use senc::mesh::read_mesh;
@@ -24,6 +24,10 @@ pub struct Args {
     /// Boundary loops to close: all, none, or loop indices like 0,2.
     #[arg(long, default_value = "all")]
     pub close: LoopClosure,
+    /// Paths that run only through closing caps (the cloth crosses no
+    /// cloth): count or skip.
+    #[arg(long, default_value = "count")]
+    pub cap_only_paths: CapOnlyPaths,
     /// Write the mesh as PLY with penetrated faces coloured red.
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -52,6 +56,7 @@ impl BodyCheck {
 pub fn run(args: Args) -> senc::Result<()> {
     let mesh = read_mesh(&args.mesh)?;
     let analysis = SelfCollision::new(&mesh, &args.close)
+        .map(|a| a.with_cap_only_paths(args.cap_only_paths))
         .map_err(|e| senc::Error::invalid(format!("{}: {e}", args.mesh.display())))?;
     let report = analysis.evaluate(&mesh.positions, LossKind::Volume, 1.0)?;
     let penetrated = report.penetrated_garment_faces(mesh.num_faces());

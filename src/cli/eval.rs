@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use senc::body::query::BodyQuery;
-use senc::collide::LoopClosure;
+use senc::collide::{CapOnlyPaths, LoopClosure};
 use senc::eval::{CheckpointReport, FrameEvaluator, SequenceStats, table};
 use senc::garment::Garment;
 use senc::mesh::read_mesh;
@@ -42,6 +42,11 @@ pub struct Args {
     /// Boundary loops closed for the analysis: all, none or indices like 0,2.
     #[arg(long, default_value = "all")]
     close: LoopClosure,
+    /// Paths that run only through closing caps (the cloth crosses no
+    /// cloth): count or skip. The metric's choice, the same for every
+    /// checkpoint whatever it was trained with.
+    #[arg(long, default_value = "count")]
+    cap_only_paths: CapOnlyPaths,
     /// Print one JSON object instead of the table.
     #[arg(long)]
     json: bool,
@@ -92,7 +97,7 @@ fn evaluate_checkpoint(
     let mut sequences = Vec::new();
     for motion in &args.motion {
         let mut scene = super::rollout::load_scene(dir, None, motion)?;
-        let evaluator = FrameEvaluator::new(&scene.garment.rest, &close)?;
+        let evaluator = FrameEvaluator::new(&scene.garment.rest, &close, args.cap_only_paths)?;
         let range = args
             .frames
             .unwrap_or_default()
@@ -131,7 +136,7 @@ fn evaluate_frames_dir(dir: &Path, args: &Args) -> Result<CheckpointReport> {
         },
         &body,
     )?;
-    let evaluator = FrameEvaluator::new(&garment.rest, &args.close)?;
+    let evaluator = FrameEvaluator::new(&garment.rest, &args.close, args.cap_only_paths)?;
     let mut stats = SequenceStats::default();
     for k in 0.. {
         let path = dir.join(format!("frame_{k:05}.ply"));

@@ -52,7 +52,7 @@ pub fn run(args: Args) -> senc::Result<()> {
         .with_self_collision(&config.self_collision)?;
     let metrics = GarmentMetrics::new(&garment.rest)?;
     // The C metric (DESIGN §4) of every frame, whether or not the solver uses the term.
-    let self_collision = SelfCollision::new(&garment.rest, &config.self_collision.close)?;
+    let self_collision = SelfCollision::from_config(&garment.rest, &config.self_collision)?;
     let sc = &config.self_collision;
 
     let stop = Arc::new(AtomicBool::new(false));

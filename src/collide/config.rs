@@ -34,6 +34,33 @@ impl std::str::FromStr for LoopClosure {
     }
 }
 
+/// What the analysis does with a path every segment of which involves a
+/// closing cap: the garment pierces a virtual cap and crosses no cloth with
+/// cloth (e.g. a skirt's hem pinched between the legs, DESIGN §4.1's hard
+/// case). Paths that mix cap and cloth segments are always kept: there the
+/// cap closes a region bounded by a real crossing.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum CapOnlyPaths {
+    /// Analyse them like any other path (their regions count in C and the loss).
+    #[default]
+    Count,
+    /// Leave them out (reported as skipped paths).
+    Skip,
+}
+
+impl std::str::FromStr for CapOnlyPaths {
+    type Err = String;
+
+    /// `count` or `skip`.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim() {
+            "count" => Ok(CapOnlyPaths::Count),
+            "skip" => Ok(CapOnlyPaths::Skip),
+            _ => Err(format!("expected count or skip; got {s:?}")),
+        }
+    }
+}
+
 /// The self-collision loss and its ablations (DESIGN §4).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum LossKind {
@@ -56,6 +83,8 @@ pub struct SelfCollisionConfig {
     pub weight: f64,
     /// Which boundary loops to close.
     pub close: LoopClosure,
+    /// Whether paths that run only through closing caps count.
+    pub cap_only_paths: CapOnlyPaths,
 }
 
 impl Default for SelfCollisionConfig {
@@ -64,6 +93,7 @@ impl Default for SelfCollisionConfig {
             loss: LossKind::Volume,
             weight: 30_000.0,
             close: LoopClosure::All,
+            cap_only_paths: CapOnlyPaths::Count,
         }
     }
 }
@@ -95,5 +125,18 @@ mod tests {
             Ok(LoopClosure::List(vec![1, 3]))
         );
         assert!("hem".parse::<LoopClosure>().is_err());
+    }
+
+    #[test]
+    fn parses_cap_only_paths() {
+        assert_eq!("skip".parse::<CapOnlyPaths>(), Ok(CapOnlyPaths::Skip));
+        assert_eq!("count".parse::<CapOnlyPaths>(), Ok(CapOnlyPaths::Count));
+        assert!("drop".parse::<CapOnlyPaths>().is_err());
+        let c: SelfCollisionConfig =
+            crate::config::parse_ron("(cap_only_paths: Skip)", Path::new("t.ron")).unwrap();
+        assert_eq!(c.cap_only_paths, CapOnlyPaths::Skip);
+        let old: SelfCollisionConfig =
+            crate::config::parse_ron("(close: All)", Path::new("t.ron")).unwrap();
+        assert_eq!(old.cap_only_paths, CapOnlyPaths::Count);
     }
 }

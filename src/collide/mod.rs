@@ -20,7 +20,7 @@ pub mod tri_tri;
 pub mod triple;
 pub mod volume;
 
-pub use config::{LoopClosure, LossKind, SelfCollisionConfig};
+pub use config::{CapOnlyPaths, LoopClosure, LossKind, SelfCollisionConfig};
 pub use metric::{CSummary, c_metric, summarize_c};
 pub use region::SkipReason;
 pub use self_collision::{

@@ -45,6 +45,9 @@ pub enum SkipReason {
     /// The two sides of the path are connected: it does not separate the
     /// surface (an open garment, a handle), so no side is "inside".
     NotSeparating,
+    /// Every segment involves a closing cap and the analysis was told to
+    /// leave such paths out ([`super::CapOnlyPaths::Skip`]).
+    CapOnly,
 }
 
 /// A planar polygon of a region: a whole face or a split face.

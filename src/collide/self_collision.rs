@@ -8,10 +8,10 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use super::closure::ClosedMesh;
-use super::config::{LoopClosure, LossKind};
+use super::config::{CapOnlyPaths, LoopClosure, LossKind};
 use super::intersections::{Intersections, TreeCache, find_intersections_cached};
 use super::metric::c_metric;
-use super::paths::{link_paths, path_length};
+use super::paths::{Path, link_paths, path_length};
 use super::penalty::{check_knee, region_penalty};
 use super::region::{Polygon, SkipReason, penetrated_region};
 use super::remesh::{PieceVertex, SplitError};
@@ -27,6 +27,7 @@ pub struct SelfCollision {
     closed: ClosedMesh,
     /// The broad-phase tree, refitted from one evaluation to the next.
     tree: TreeCache,
+    cap_only_paths: CapOnlyPaths,
 }
 
 /// An intersection path, summarised.
@@ -121,7 +122,21 @@ impl SelfCollision {
         Ok(SelfCollision {
             closed: ClosedMesh::new(mesh, &loops, closure)?,
             tree: TreeCache::default(),
+            cap_only_paths: CapOnlyPaths::Count,
         })
+    }
+
+    /// The analysis a run's `collision` section describes (closed loops and
+    /// cap-only paths; the loss and weight are given per evaluation).
+    pub fn from_config(mesh: &TriMesh, config: &super::SelfCollisionConfig) -> Result<Self> {
+        Ok(Self::new(mesh, &config.close)?.with_cap_only_paths(config.cap_only_paths))
+    }
+
+    /// The same analysis, treating paths that run only through closing caps
+    /// as `policy` says (the default counts them).
+    pub fn with_cap_only_paths(mut self, policy: CapOnlyPaths) -> Self {
+        self.cap_only_paths = policy;
+        self
     }
 
     /// The closed surface the analysis runs on.
@@ -211,9 +226,23 @@ impl SelfCollision {
         let t_hits = start.elapsed().as_secs_f64();
 
         let paths = link_paths(&hits.segments, &hits.points);
+        // Faces from here on are the closure's caps.
+        let garment_faces = self.closed.num_garment_faces();
+        let cap_segments = |p: &Path| {
+            p.segments
+                .iter()
+                .filter(|&&s| hits.segments[s].faces.iter().any(|&f| f >= garment_faces))
+                .count()
+        };
         let outcomes: Vec<std::result::Result<Vec<Polygon>, SkipReason>> = paths
             .par_iter()
-            .map(|p| penetrated_region(p, &hits.segments, &hits.points, &self.closed, &vertices))
+            .map(|p| {
+                if self.cap_only_paths == CapOnlyPaths::Skip && cap_segments(p) == p.segments.len()
+                {
+                    return Err(SkipReason::CapOnly);
+                }
+                penetrated_region(p, &hits.segments, &hits.points, &self.closed, &vertices)
+            })
             .collect();
         let t_regions = start.elapsed().as_secs_f64();
 
@@ -331,8 +360,6 @@ impl SelfCollision {
                     .pull_back(&g.into_vertex_gradient(&hits, &vertices, faces))
             })
             .collect();
-        // Faces from here on are the closure's caps.
-        let garment_faces = self.closed.num_garment_faces();
         Ok(SelfCollisionReport {
             loss: value,
             grad: self.closed.pull_back(&closed_grad),
@@ -344,11 +371,7 @@ impl SelfCollision {
                     segments: p.segments.len(),
                     closed: p.closed,
                     length: path_length(p, &hits.segments, &hits.points),
-                    cap_segments: p
-                        .segments
-                        .iter()
-                        .filter(|&&s| hits.segments[s].faces.iter().any(|&f| f >= garment_faces))
-                        .count(),
+                    cap_segments: cap_segments(p),
                 })
                 .collect(),
             c_metric: c_metric(regions.iter().map(|r| r.signed_volume6)),

@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use super::metrics::GarmentMetrics;
 use crate::body::query::BodyQuery;
-use crate::collide::{LoopClosure, LossKind, SelfCollision, summarize_c};
+use crate::collide::{CapOnlyPaths, LoopClosure, LossKind, SelfCollision, summarize_c};
 use crate::mesh::TriMesh;
 use crate::{Result, Vec3};
 
@@ -32,11 +32,12 @@ pub struct FrameEvaluation {
 }
 
 impl FrameEvaluator {
-    /// For garment `rest`, closing the boundary loops `close` for the analysis.
-    pub fn new(rest: &TriMesh, close: &LoopClosure) -> Result<Self> {
+    /// For garment `rest`, closing the boundary loops `close` for the
+    /// analysis and treating paths through caps alone as `cap_only` says.
+    pub fn new(rest: &TriMesh, close: &LoopClosure, cap_only: CapOnlyPaths) -> Result<Self> {
         Ok(FrameEvaluator {
             metrics: GarmentMetrics::new(rest)?,
-            self_collision: SelfCollision::new(rest, close)?,
+            self_collision: SelfCollision::new(rest, close)?.with_cap_only_paths(cap_only),
         })
     }
 

@@ -49,10 +49,11 @@ impl SelfCollisionEnergy {
         Ok(self)
     }
 
-    /// The term of `config` (loss, weight, closed loops) for the garment `rest`.
+    /// The term of `config` (loss, weight, closed loops, cap-only paths)
+    /// for the garment `rest`.
     pub fn from_config(rest: &TriMesh, config: &SelfCollisionConfig) -> Result<Self> {
         Self::new(
-            SelfCollision::new(rest, &config.close)?,
+            SelfCollision::from_config(rest, config)?,
             config.loss,
             config.weight,
         )

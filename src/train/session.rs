@@ -135,7 +135,7 @@ pub fn train(config: &RunConfig, options: &TrainOptions) -> Result<TrainSummary>
     let body = Body::makehuman()?;
     let garment = Garment::from_config(&config.garment, &body)?;
     let (scenes, windows) = load_windows(&body, &garment, &tc.motions)?;
-    let self_collision = SelfCollision::new(&garment.rest, &config.self_collision.close)?;
+    let self_collision = SelfCollision::from_config(&garment.rest, &config.self_collision)?;
     let strain = GarmentMetrics::new(&garment.rest)?;
 
     std::fs::create_dir_all(&options.out).map_err(|e| Error::io(&options.out, e))?;
@@ -194,7 +194,7 @@ pub fn train(config: &RunConfig, options: &TrainOptions) -> Result<TrainSummary>
         Some(v) => Some(Validator::new(
             v,
             &scenes[0],
-            &config.self_collision.close,
+            &config.self_collision,
             &options.out.join("validation.csv"),
             trainer.updates,
         )?),

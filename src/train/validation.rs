@@ -12,7 +12,7 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use super::config::Validation;
-use crate::collide::LoopClosure;
+use crate::collide::SelfCollisionConfig;
 use crate::eval::{FrameEvaluator, SequenceReport, SequenceStats};
 use crate::model::NeuralSimulator;
 use crate::sim::{RolloutOptions, Scene, rollout};
@@ -40,7 +40,7 @@ impl Validator {
     pub fn new(
         config: &Validation,
         base: &Scene,
-        close: &LoopClosure,
+        collision: &SelfCollisionConfig,
         csv: &Path,
         resumed_at: u64,
     ) -> Result<Self> {
@@ -69,7 +69,11 @@ impl Validator {
             .collect();
         crate::atomic_file::write_bytes_atomic(csv, text.as_bytes())?;
         Ok(Validator {
-            evaluator: FrameEvaluator::new(&scene.garment.rest, close)?,
+            evaluator: FrameEvaluator::new(
+                &scene.garment.rest,
+                &collision.close,
+                collision.cap_only_paths,
+            )?,
             scene,
             frames,
             every: config.every.max(1),
