@@ -16,7 +16,8 @@ use senc::collide::region::{Polygon, penetrated_region, penetrated_region_two_si
 use senc::collide::remesh::PieceVertex;
 use senc::collide::volume::signed_volume6;
 use senc::collide::{
-    CapOnlyPaths, LoopClosure, LossKind, SelfCollision, SelfCollisionReport, SkipReason,
+    CapOnlyPaths, LoopClosure, LossKind, SelfCollision, SelfCollisionConfig, SelfCollisionReport,
+    SkipReason,
 };
 use senc::mesh::{Topology, TriMesh};
 
@@ -842,6 +843,17 @@ fn cap_only_paths_are_left_out_only_when_asked() {
     assert_eq!(skipped.loss, 0.0);
     assert!(skipped.grad.iter().all(|g| *g == Vec3::zeros()));
     assert_eq!(skipped.skipped_paths.len(), skipped.paths.len());
+    // A run's `collision` section carries the policy to the analysis.
+    let config = SelfCollisionConfig {
+        cap_only_paths: CapOnlyPaths::Skip,
+        ..Default::default()
+    };
+    let from_config = SelfCollision::from_config(&through_cap, &config)
+        .unwrap()
+        .evaluate(&through_cap.positions, LossKind::Volume, 1.0)
+        .unwrap();
+    assert_eq!(from_config.skipped_paths, skipped.skipped_paths);
+    assert_eq!(from_config.c_metric, 0.0);
     assert!(
         skipped
             .skipped_paths

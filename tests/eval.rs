@@ -1,6 +1,9 @@
 //! `senc eval --frames-dir` on a hand-made intersecting sequence reports the
 //! self-collision metric the analysis computes; `senc check --body` lists
-//! the vertices inside a body.
+//! the vertices inside a body; `--cap-only-paths` leaves out paths that
+//! run only through closing caps.
+
+mod collide_shapes;
 
 use std::process::Command;
 
@@ -72,6 +75,7 @@ fn eval_of_ply_frames_reports_the_analysis_volume() {
     eval.args(["eval", "--garment", "tshirt", "--json", "--frames-dir"])
         .arg(dir.path());
     let json = run_json(&mut eval);
+    assert_eq!(json["cap_only_paths"], "Count");
     let overall = &json["checkpoints"][0]["overall"];
     assert_eq!(overall["frames"], 3);
     let expected = 1000.0 * c.iter().sum::<f64>() / 3.0;
@@ -145,6 +149,58 @@ fn check_lists_the_vertices_inside_a_body() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         !out.status.success() && stderr.contains("ball.ply"),
+        "{stderr}"
+    );
+}
+
+/// A box through a tube's closing cap crosses no cloth with cloth: `senc
+/// check` counts its volume by default and leaves the path out with
+/// `--cap-only-paths skip`, saying why; a bad value is rejected.
+#[test]
+fn check_leaves_cap_only_paths_out_when_asked() {
+    use collide_shapes::{closed_box, merge, rigid, tube};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tube_box.ply");
+    let cube = closed_box(
+        Vec3::new(-0.03, -0.03, -0.03),
+        Vec3::new(0.03, 0.03, 0.03),
+        2,
+    );
+    let through_cap = rigid(
+        &cube,
+        Vec3::new(0.3, 0.5, 0.8),
+        0.37,
+        Vec3::new(0.004, -0.003, 0.3),
+    );
+    write_ply_simple(&path, &merge(&[tube(0.1, 0.3, 24, 6), through_cap])).unwrap();
+    let check = |policy: &str| {
+        run_json(
+            Command::new(env!("CARGO_BIN_EXE_senc"))
+                .arg("check")
+                .arg(&path)
+                .args(["--cap-only-paths", policy, "--json"]),
+        )
+    };
+    let counted = check("count");
+    assert!(counted["C"].as_f64().unwrap() > 0.0, "{counted}");
+    let skipped = check("skip");
+    assert_eq!(skipped["C"].as_f64(), Some(0.0), "{skipped}");
+    let reasons = skipped["skipped_paths"].as_array().unwrap();
+    assert_eq!(reasons.len(), counted["paths"].as_array().unwrap().len());
+    assert!(
+        reasons.iter().all(|s| s["reason"] == "CapOnly"),
+        "{skipped}"
+    );
+
+    let out = Command::new(env!("CARGO_BIN_EXE_senc"))
+        .arg("check")
+        .arg(&path)
+        .args(["--cap-only-paths", "drop"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && stderr.contains("count or skip"),
         "{stderr}"
     );
 }

@@ -74,13 +74,21 @@ pub fn run(args: Args) -> Result<()> {
             .collect::<Result<Vec<_>>>()?
     };
     if args.json {
-        let json = serde_json::json!({ "checkpoints": reports });
+        let json = serde_json::json!({
+            "checkpoints": reports,
+            "cap_only_paths": args.cap_only_paths,
+        });
         println!(
             "{}",
             serde_json::to_string_pretty(&json).expect("plain data")
         );
     } else {
         print!("{}", table(&reports));
+        if args.cap_only_paths == CapOnlyPaths::Skip {
+            println!(
+                "C leaves out paths that run only through closing caps (--cap-only-paths skip)"
+            );
+        }
     }
     Ok(())
 }
