@@ -51,7 +51,8 @@ pub fn run(args: Args) -> senc::Result<()> {
     let mut sim = ReferenceSimulation::new(rig, &body, &poses, &config.physics)?
         .with_self_collision(&config.self_collision)?;
     let metrics = GarmentMetrics::new(&garment.rest)?;
-    // The C metric (DESIGN §4) of every frame, whether or not the solver uses the term.
+    // The C metric (DESIGN §4, with the config's closure and cap-only rule) of
+    // every frame, whether or not the solver uses the term.
     let self_collision = SelfCollision::from_config(&garment.rest, &config.self_collision)?;
     let sc = &config.self_collision;
 
