@@ -3,9 +3,12 @@
 //! the vertices inside a body; `--cap-only-paths` leaves out paths that
 //! run only through closing caps.
 
+mod cli_support;
 mod collide_shapes;
 
 use std::process::Command;
+
+use cli_support::{fail, senc, shipped, succeed};
 
 use senc::Vec3;
 use senc::body::Body;
@@ -38,13 +41,7 @@ fn pushed_through(shirt: &Garment, depth: f64) -> Vec<Vec3> {
 
 /// Runs `command`, requires success and parses its stdout as JSON.
 fn run_json(command: &mut Command) -> serde_json::Value {
-    let out = command.output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    serde_json::from_str(&succeed(command)).unwrap()
 }
 
 #[test]
@@ -71,7 +68,7 @@ fn eval_of_ply_frames_reports_the_analysis_volume() {
         "the pushed patch must cross the back: C = {c:?}"
     );
 
-    let mut eval = Command::new(env!("CARGO_BIN_EXE_senc"));
+    let mut eval = senc();
     eval.args(["eval", "--garment", "tshirt", "--json", "--frames-dir"])
         .arg(dir.path());
     let json = run_json(&mut eval);
@@ -108,7 +105,7 @@ fn check_lists_the_vertices_inside_a_body() {
     let expected = radii.iter().filter(|&&r| r < 0.33).count();
     assert!(expected > 0);
 
-    let mut check = Command::new(env!("CARGO_BIN_EXE_senc"));
+    let mut check = senc();
     check
         .arg("check")
         .arg(&sheet_path)
@@ -139,18 +136,14 @@ fn check_lists_the_vertices_inside_a_body() {
     }
 
     std::fs::write(&ball_path, "ply\nformat ascii 1.0\nelement vertex 2\n").unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_senc"))
-        .arg("check")
-        .arg(&sheet_path)
-        .arg("--body")
-        .arg(&ball_path)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        !out.status.success() && stderr.contains("ball.ply"),
-        "{stderr}"
+    let stderr = fail(
+        senc()
+            .arg("check")
+            .arg(&sheet_path)
+            .arg("--body")
+            .arg(&ball_path),
     );
+    assert!(stderr.contains("ball.ply"), "{stderr}");
 }
 
 /// A box through a tube's closing cap crosses no cloth with cloth: `senc
@@ -175,7 +168,7 @@ fn check_leaves_cap_only_paths_out_when_asked() {
     write_ply_simple(&path, &merge(&[tube(0.1, 0.3, 24, 6), through_cap])).unwrap();
     let check = |policy: &str| {
         run_json(
-            Command::new(env!("CARGO_BIN_EXE_senc"))
+            senc()
                 .arg("check")
                 .arg(&path)
                 .args(["--cap-only-paths", policy, "--json"]),
@@ -192,17 +185,13 @@ fn check_leaves_cap_only_paths_out_when_asked() {
         "{skipped}"
     );
 
-    let out = Command::new(env!("CARGO_BIN_EXE_senc"))
-        .arg("check")
-        .arg(&path)
-        .args(["--cap-only-paths", "drop"])
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        !out.status.success() && stderr.contains("count or skip"),
-        "{stderr}"
+    let stderr = fail(
+        senc()
+            .arg("check")
+            .arg(&path)
+            .args(["--cap-only-paths", "drop"]),
     );
+    assert!(stderr.contains("count or skip"), "{stderr}");
 }
 
 /// The checkpoints shipped in `checkpoints/` load with today's code and roll
@@ -210,10 +199,9 @@ fn check_leaves_cap_only_paths_out_when_asked() {
 /// body (finite, little penetration, no blow-up of the stretching energy).
 #[test]
 fn shipped_checkpoints_roll_out_the_held_out_frames() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("checkpoints");
     let names = ["tshirt", "hood_tshirt", "skirt", "hood_skirt"];
-    let dirs: Vec<_> = names.iter().map(|n| root.join(n)).collect();
-    let mut eval = Command::new(env!("CARGO_BIN_EXE_senc"));
+    let dirs: Vec<_> = names.iter().map(|n| shipped(n)).collect();
+    let mut eval = senc();
     eval.args(["eval", "--json", "--motion", "01_03", "--frames", "789:795"])
         .arg("--checkpoint")
         .args(&dirs);
@@ -239,9 +227,9 @@ fn shipped_checkpoints_roll_out_the_held_out_frames() {
 /// frames (every second pose), and a bad speed is refused by name.
 #[test]
 fn eval_speed_retimes_the_selected_frames() {
-    let skirt = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("checkpoints/skirt");
+    let skirt = shipped("skirt");
     let frames = |speed: &str| {
-        let mut eval = Command::new(env!("CARGO_BIN_EXE_senc"));
+        let mut eval = senc();
         eval.args(["eval", "--json", "--motion", "01_03", "--frames", "789:800"])
             .args(["--speed", speed, "--checkpoint"])
             .arg(&skirt);
@@ -249,14 +237,10 @@ fn eval_speed_retimes_the_selected_frames() {
     };
     assert_eq!(frames("1"), Some(11));
     assert_eq!(frames("2"), Some(6));
-    let out = Command::new(env!("CARGO_BIN_EXE_senc"))
-        .args(["eval", "--motion", "01_03", "--speed", "0", "--checkpoint"])
-        .arg(&skirt)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        !out.status.success() && stderr.contains("--speed"),
-        "{stderr}"
+    let stderr = fail(
+        senc()
+            .args(["eval", "--motion", "01_03", "--speed", "0", "--checkpoint"])
+            .arg(&skirt),
     );
+    assert!(stderr.contains("--speed"), "{stderr}");
 }
