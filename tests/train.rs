@@ -388,6 +388,46 @@ fn every_shipped_run_config_parses_and_validates() {
     assert!(checked >= 4, "only {checked} run configs found");
 }
 
+/// The paper-size run configs carry the paper model (HOOD's without the
+/// self-collision edge set) and DESIGN §6's schedule, with the body-collision
+/// weight held until update 50 000 and ramped over 100 000 (HOOD's); SENC and
+/// HOOD differ only in the self-collision edges and loss.
+#[test]
+fn paper_run_configs_follow_the_design_schedule() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs");
+    for garment in ["tshirt", "skirt"] {
+        let senc = RunConfig::read(&root.join(format!("paper_{garment}.ron"))).unwrap();
+        let hood = RunConfig::read(&root.join(format!("paper_hood_{garment}.ron"))).unwrap();
+        let paper = ModelConfig::paper();
+        assert_eq!(senc.model, paper);
+        let hood_model = ModelConfig {
+            architecture: paper.architecture.replace(",s", ""),
+            ..paper
+        };
+        assert_eq!(hood.model, hood_model);
+
+        let train = &senc.train;
+        assert_eq!(train.learning_rate, LearningRate::default());
+        assert_eq!(train.rollout, RolloutRamp::default());
+        assert_eq!(train.initial_noise, 3e-3);
+        assert!(train.material.is_none(), "random material per sample");
+        let w = &train.body_collision_weight;
+        assert_eq!((w.at(0), w.at(50_000)), (5e3, 5e3));
+        assert!((w.at(100_000) - 252_500.0).abs() < 1e-6);
+        assert_eq!(w.at(150_000), 5e5);
+        assert!(train.self_collision_from.is_some());
+        assert!(hood.train.self_collision_from.is_none());
+
+        let mut hood_as_senc = hood.clone();
+        hood_as_senc.model = senc.model.clone();
+        hood_as_senc.train.self_collision_from = train.self_collision_from;
+        assert_eq!(
+            hood_as_senc, senc,
+            "{garment}: SENC and HOOD differ elsewhere"
+        );
+    }
+}
+
 /// `init_from` starts from a checkpoint's weights and normalisers (kept
 /// frozen, also across a resume), and refuses another model config.
 #[test]

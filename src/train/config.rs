@@ -99,6 +99,7 @@ impl Default for TrainConfig {
                 start: 5e3,
                 end: 5e5,
                 steps: 1_000,
+                from: 0,
             },
             self_collision_from: None,
             continue_probability: 0.0,

@@ -43,22 +43,30 @@ impl LearningRate {
     }
 }
 
-/// A value ramped linearly from `start` to `end` over `steps`, then held.
+/// A value held at `start` until step `from`, ramped linearly to `end` over
+/// the next `steps` steps, then held (HOOD's body-collision weight: 5e3,
+/// ramped from update 50 000 over 100 000 updates to 5e5).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Ramp {
     pub start: f64,
     pub end: f64,
     pub steps: u64,
+    /// First step of the ramp (0: ramp from the start of training).
+    #[serde(default)]
+    pub from: u64,
 }
 
 impl Ramp {
     /// Value at `step`.
     pub fn at(&self, step: u64) -> f64 {
-        if self.steps == 0 || step >= self.steps {
+        let Some(into) = step.checked_sub(self.from) else {
+            return self.start;
+        };
+        if self.steps == 0 || into >= self.steps {
             return self.end;
         }
-        self.start + (self.end - self.start) * step as f64 / self.steps as f64
+        self.start + (self.end - self.start) * into as f64 / self.steps as f64
     }
 }
 
@@ -115,10 +123,18 @@ mod tests {
             start: 5e3,
             end: 5e5,
             steps: 100,
+            from: 0,
         };
         assert_eq!(r.at(0), 5e3);
         assert!((r.at(50) - 252_500.0).abs() < 1e-9);
         assert_eq!(r.at(1000), 5e5);
+        let delayed = Ramp { from: 200, ..r };
+        assert_eq!(
+            (delayed.at(0), delayed.at(199), delayed.at(200)),
+            (5e3, 5e3, 5e3)
+        );
+        assert!((delayed.at(250) - 252_500.0).abs() < 1e-9);
+        assert_eq!((delayed.at(300), delayed.at(10_000)), (5e5, 5e5));
         let rr = RolloutRamp {
             start: 1,
             max: 5,
