@@ -333,6 +333,70 @@ fn smpl_npz_errors_name_the_problem() {
     assert!(err.contains("missing.npz"), "{err}");
 }
 
+/// An SMPL file with no vertices or no joints is an error naming the
+/// array, not a panic (chunks of zero vertices, 9 · (0 − 1) features).
+#[test]
+fn smpl_npz_without_vertices_or_joints_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("empty.npz");
+    for (nv, nj, what) in [(0, 1, "v_template"), (3, 0, "kintree_table")] {
+        let mut npz = NpzWriter::create(&path).unwrap();
+        put_f64(
+            &mut npz,
+            "v_template",
+            &[nv, 3],
+            &vec![0.0; 3 * nv as usize],
+        );
+        put_f64(&mut npz, "f", &[0, 3], &[]);
+        put_f64(
+            &mut npz,
+            "kintree_table",
+            &[2, nj],
+            &vec![0.0; 2 * nj as usize],
+        );
+        put_f64(
+            &mut npz,
+            "weights",
+            &[nv, nj],
+            &vec![1.0; (nv * nj) as usize],
+        );
+        put_f64(
+            &mut npz,
+            "J_regressor",
+            &[nj, nv],
+            &vec![1.0; (nv * nj) as usize],
+        );
+        put_f64(&mut npz, "posedirs", &[nv, 3, 0], &[]);
+        drop(npz);
+        let err = Body::from_smpl_npz(&path).unwrap_err().to_string();
+        assert!(err.contains("empty.npz") && err.contains(what), "{err}");
+    }
+}
+
+/// NaN skinning weights are an error naming the array.
+#[test]
+fn smpl_npz_non_finite_weights_are_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("nan.npz");
+    let mut npz = NpzWriter::create(&path).unwrap();
+    put_f64(
+        &mut npz,
+        "v_template",
+        &[3, 3],
+        &[0., 0., 0., 1., 0., 0., 0., 1., 0.],
+    );
+    put_f64(&mut npz, "f", &[1, 3], &[0.0, 1.0, 2.0]);
+    put_f64(&mut npz, "kintree_table", &[2, 1], &[-1.0, 0.0]);
+    put_f64(&mut npz, "weights", &[3, 1], &[1.0, f64::NAN, 1.0]);
+    put_f64(&mut npz, "J_regressor", &[1, 3], &[1.0, 0.0, 0.0]);
+    drop(npz);
+    let err = Body::from_smpl_npz(&path).unwrap_err().to_string();
+    assert!(
+        err.contains("nan.npz") && err.contains("weights") && err.contains("not finite"),
+        "{err}"
+    );
+}
+
 #[test]
 fn smpl_pose_correctives_are_applied_before_skinning() {
     // A 3-joint chain and 4 vertices, written with int64 faces and a -1 root.

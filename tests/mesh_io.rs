@@ -150,6 +150,42 @@ fn ply_truncated_data_is_an_error() {
     assert!(err.contains("malformed PLY"), "{err}");
 }
 
+/// A header declaring billions of property-less elements (or more elements
+/// than the file's bytes can hold) is an error before any payload is read,
+/// not an endless loop that allocates an entry per element.
+#[test]
+fn ply_element_counts_beyond_the_file_are_errors() {
+    let err = ply_error(
+        "empty_element.ply",
+        b"ply\nformat binary_little_endian 1.0\nelement vertex 1000000000000\nend_header\n",
+    );
+    assert!(
+        err.contains("malformed PLY")
+            && err.contains("element vertex")
+            && err.contains("no properties"),
+        "{err}"
+    );
+    let text = TRIANGLE_HEADER
+        .replace("element vertex 3", "element vertex 1000000000000")
+        .replace("format ascii", "format binary_little_endian");
+    let err = ply_error("too_many.ply", text.as_bytes());
+    assert!(
+        err.contains("malformed PLY") && err.contains("1000000000000 entries"),
+        "{err}"
+    );
+}
+
+/// A face repeating a vertex would give degenerate triangles (as in OBJ).
+#[test]
+fn ply_face_repeating_a_vertex_is_an_error() {
+    let text = format!("{TRIANGLE_HEADER}0 0 0\n1 0 0\n0 1 0\n3 0 1 0\n");
+    let err = ply_error("repeat.ply", text.as_bytes());
+    assert!(
+        err.contains("face 0") && err.contains("repeats vertex index 0"),
+        "{err}"
+    );
+}
+
 #[test]
 fn ply_out_of_range_face_index_is_an_error() {
     let text = format!("{TRIANGLE_HEADER}0 0 0\n1 0 0\n0 1 0\n3 0 1 3\n");

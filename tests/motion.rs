@@ -257,6 +257,45 @@ fn malformed_bvh_gives_named_errors() {
     }
 }
 
+/// Writes `text` to `name` in a fresh directory and returns `Bvh::read`'s error.
+fn bvh_file_error(name: &str, text: &str) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(name);
+    std::fs::write(&path, text).unwrap();
+    let err = Bvh::read(&path).unwrap_err().to_string();
+    assert!(err.contains(name), "error does not name the file: {err}");
+    err
+}
+
+/// Counts and times that would make the reader reserve or produce absurd
+/// amounts of memory (or overflow the stack) are errors.
+#[test]
+fn bvh_absurd_counts_and_times_are_named_errors() {
+    let text = SMALL_BVH.replace("Frames: 2", "Frames: 1000000000000000");
+    let err = bvh_file_error("frames.bvh", &text);
+    assert!(err.contains("truncated MOTION data"), "{err}");
+    let text = SMALL_BVH.replace("CHANNELS 3", "CHANNELS 4000000000000000");
+    let err = bvh_file_error("channels.bvh", &text);
+    assert!(
+        err.contains("line 10") && err.contains("unknown channel"),
+        "{err}"
+    );
+    // 1e300 s per frame would resample to ~1e301 frames at 30 fps.
+    let text = SMALL_BVH.replace("Frame Time: 0.0333333", "Frame Time: 1e300");
+    let err = bvh_file_error("slow.bvh", &text);
+    assert!(
+        err.contains("line 18") && err.contains("frame time"),
+        "{err}"
+    );
+    let mut deep = String::from("HIERARCHY\nROOT j\n{ OFFSET 0 0 0 CHANNELS 0\n");
+    for _ in 0..100_000 {
+        deep.push_str("JOINT j { OFFSET 0 0 0 CHANNELS 0\n");
+    }
+    deep.push_str("MOTION\nFrames: 0\nFrame Time: 0.1\n");
+    let err = bvh_file_error("deep.bvh", &deep);
+    assert!(err.contains("nested deeper"), "{err}");
+}
+
 #[test]
 fn motion_load_reads_bvh_files_and_rejects_unknown_formats() {
     let body = Body::makehuman().unwrap();
@@ -451,6 +490,183 @@ fn amass_errors_name_file_and_array() {
     let err = Amass::read(&path).unwrap_err().to_string();
     assert!(
         err.contains("no_trans.npz") && err.contains("trans"),
+        "{err}"
+    );
+}
+
+/// Writes a small AMASS file whose `mocap_framerate` is `fps`.
+fn write_amass(path: &Path, fps: f64) {
+    use npyz::WriterBuilder;
+    let mut npz = npyz::npz::NpzWriter::create(path).unwrap();
+    for (name, shape, data) in [
+        ("poses", vec![2, 66], vec![0.0; 132]),
+        ("trans", vec![2, 3], vec![0.0; 6]),
+        ("mocap_framerate", vec![], vec![fps]),
+    ] {
+        let mut w = npz
+            .array::<f64>(name, Default::default())
+            .unwrap()
+            .default_dtype()
+            .shape(&shape)
+            .begin_nd()
+            .unwrap();
+        w.extend(data).unwrap();
+        w.finish().unwrap();
+    }
+}
+
+/// Found by the `npz` fuzz target: a frame rate near zero made resampling to
+/// 30 fps overflow (a panic with overflow checks, a huge allocation without).
+#[test]
+fn amass_frame_rate_below_one_fps_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("slow.npz");
+    for fps in [1e-30, 0.5, 0.0, -60.0] {
+        write_amass(&path, fps);
+        let err = Amass::read(&path).unwrap_err().to_string();
+        assert!(
+            err.contains("slow.npz") && err.contains("mocap_framerate"),
+            "{err}"
+        );
+    }
+    write_amass(&path, 60.0);
+    assert_eq!(Amass::read(&path).unwrap().fps, 60.0);
+}
+
+/// CRC-32 (IEEE) of `bytes`, for [`stored_zip`].
+fn crc32(bytes: &[u8]) -> u32 {
+    let mut crc = !0u32;
+    for &b in bytes {
+        crc ^= u32::from(b);
+        for _ in 0..8 {
+            crc = if crc & 1 == 1 {
+                (crc >> 1) ^ 0xEDB8_8320
+            } else {
+                crc >> 1
+            };
+        }
+    }
+    !crc
+}
+
+/// A zip archive storing `members` uncompressed, for npy members that no
+/// writer would produce.
+fn stored_zip(members: &[(&str, Vec<u8>)]) -> Vec<u8> {
+    let (mut out, mut central) = (Vec::new(), Vec::new());
+    for (name, data) in members {
+        let offset = out.len() as u32;
+        let (crc, len, name_len) = (crc32(data), data.len() as u32, name.len() as u16);
+        let common = |v: &mut Vec<u8>| {
+            v.extend_from_slice(&[20, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+            for x in [crc, len, len] {
+                v.extend_from_slice(&x.to_le_bytes());
+            }
+            v.extend_from_slice(&name_len.to_le_bytes());
+            v.extend_from_slice(&[0, 0]);
+        };
+        out.extend_from_slice(b"PK\x03\x04");
+        common(&mut out);
+        out.extend_from_slice(name.as_bytes());
+        out.extend_from_slice(data);
+        central.extend_from_slice(b"PK\x01\x02\x14\x00");
+        common(&mut central);
+        // Comment length, disk, internal and external attributes.
+        central.extend_from_slice(&[0; 10]);
+        central.extend_from_slice(&offset.to_le_bytes());
+        central.extend_from_slice(name.as_bytes());
+    }
+    let (start, size, n) = (out.len() as u32, central.len() as u32, members.len() as u16);
+    out.extend_from_slice(&central);
+    out.extend_from_slice(b"PK\x05\x06\0\0\0\0");
+    out.extend_from_slice(&n.to_le_bytes());
+    out.extend_from_slice(&n.to_le_bytes());
+    out.extend_from_slice(&size.to_le_bytes());
+    out.extend_from_slice(&start.to_le_bytes());
+    out.extend_from_slice(&[0, 0]);
+    out
+}
+
+/// A version 1.0 npy file: `header` (a Python dict literal) and raw `data`.
+fn npy(header: &str, data: &[u8]) -> Vec<u8> {
+    let mut header = header.to_string();
+    while !(10 + header.len() + 1).is_multiple_of(64) {
+        header.push(' ');
+    }
+    header.push('\n');
+    let mut out = b"\x93NUMPY\x01\x00".to_vec();
+    out.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    out.extend_from_slice(header.as_bytes());
+    out.extend_from_slice(data);
+    out
+}
+
+/// npy headers that promise more than the file holds: a shape whose element
+/// count overflows, and a string dtype billions of bytes wide (the optional
+/// `gender` is then skipped instead of allocated).
+#[test]
+fn amass_npy_headers_with_absurd_sizes_are_errors() {
+    let f64s = |n: usize| vec![0u8; 8 * n];
+    let framerate = npy(
+        "{'descr': '<f8', 'fortran_order': False, 'shape': (), }",
+        &60f64.to_le_bytes(),
+    );
+    let trans = npy(
+        "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 3), }",
+        &f64s(6),
+    );
+    let poses = npy(
+        "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 66), }",
+        &f64s(132),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("lies.npz");
+    // 4 · 3·2⁶² = 3·2⁶⁴ elements: the product wraps to 0 in u64.
+    let overflowing = npy(
+        "{'descr': '<f8', 'fortran_order': False, 'shape': (4, 13835058055282163712), }",
+        &[],
+    );
+    let archive = stored_zip(&[
+        ("poses.npy", overflowing),
+        ("trans.npy", trans.clone()),
+        ("mocap_framerate.npy", framerate.clone()),
+    ]);
+    std::fs::write(&path, archive).unwrap();
+    let err = Amass::read(&path).unwrap_err().to_string();
+    assert!(
+        err.contains("lies.npz") && err.contains("poses") && err.contains("too large"),
+        "{err}"
+    );
+    let wide_string = npy(
+        "{'descr': '|S100000000000', 'fortran_order': False, 'shape': (1,), }",
+        b"male",
+    );
+    let archive = stored_zip(&[
+        ("poses.npy", poses),
+        ("trans.npy", trans),
+        ("mocap_framerate.npy", framerate),
+        ("gender.npy", wide_string),
+    ]);
+    std::fs::write(&path, archive).unwrap();
+    let amass = Amass::read(&path).unwrap();
+    assert_eq!(amass.gender, None);
+}
+
+/// Found by the `npz` fuzz target: a header with deeply nested unclosed
+/// brackets made npyz's header parser backtrack for minutes (a hang); it
+/// is now an error before npyz parses it.
+#[test]
+fn amass_npy_header_with_deep_nesting_is_an_error() {
+    let header = format!(
+        "{{'descr': '<f4', 'fortran_order': False, 'shape': {}(2, 6",
+        "[".repeat(70)
+    );
+    let archive = stored_zip(&[("poses.npy", npy(&header, &[]))]);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("nested.npz");
+    std::fs::write(&path, archive).unwrap();
+    let err = Amass::read(&path).unwrap_err().to_string();
+    assert!(
+        err.contains("nested.npz") && err.contains("poses") && err.contains("nests brackets"),
         "{err}"
     );
 }

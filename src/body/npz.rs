@@ -55,6 +55,18 @@ impl Array {
     }
 }
 
+/// Longest npy header read (numpy writes a few hundred bytes).
+const MAX_HEADER_BYTES: usize = 65_536;
+
+/// Deepest bracket nesting read in an npy header: numpy's own headers nest
+/// a dict, a shape tuple and, for structured dtypes, a list of tuples.
+/// npyz's header parser backtracks exponentially on deep unclosed nesting,
+/// so deeper headers are an error before it sees them.
+const MAX_HEADER_NESTING: usize = 8;
+
+/// Widest string dtype [`Npz::optional_string`] reads, in bytes.
+pub(crate) const MAX_STRING_BYTES: usize = 4096;
+
 /// An open `.npz` archive that remembers its path for error messages.
 pub(crate) struct Npz<R: Read + Seek> {
     archive: NpzArchive<R>,
@@ -76,11 +88,61 @@ impl<R: Read + Seek> Npz<R> {
     /// The array `name` as f64, or `None` when the archive lacks it.
     pub fn optional(&mut self, name: &str) -> Result<Option<Array>> {
         let path = self.path.clone();
-        let npy = self
-            .archive
-            .by_name(name)
-            .map_err(|e| Error::parse(&path, format!("array {name}: {e}")))?;
+        let npy = self.member(name)?;
         npy.map(|npy| read_numeric(npy, &path, name)).transpose()
+    }
+
+    /// The npy member `name` with its header parsed, `None` when the archive
+    /// lacks it. The header is read and checked here (length, bracket
+    /// nesting) before npyz parses it.
+    fn member(&mut self, name: &str) -> Result<Option<NpyFile<impl Read + '_>>> {
+        if !self.archive.array_names().any(|n| n == name) {
+            return Ok(None);
+        }
+        let path = &self.path;
+        let bad = |what: String| Error::parse(path, format!("array {name}: {what}"));
+        let io = |e: std::io::Error| bad(format!("npy header: {e}"));
+        let mut file = self
+            .archive
+            .zip_archive()
+            .by_name(&format!("{name}.npy"))
+            .map_err(|e| bad(e.to_string()))?;
+        // Magic string and version, then a 2-byte (version 1) or 4-byte length.
+        let mut prefix = vec![0u8; 8];
+        file.read_exact(&mut prefix).map_err(io)?;
+        let len_bytes = if prefix[7] == 0 && prefix[6] == 1 {
+            2
+        } else {
+            4
+        };
+        let mut len = [0u8; 4];
+        file.read_exact(&mut len[..len_bytes]).map_err(io)?;
+        prefix.extend_from_slice(&len[..len_bytes]);
+        let header_len = u32::from_le_bytes(len) as usize;
+        if header_len > MAX_HEADER_BYTES {
+            return Err(bad(format!(
+                "npy header of {header_len} bytes is longer than {MAX_HEADER_BYTES}"
+            )));
+        }
+        let start = prefix.len();
+        prefix.resize(start + header_len, 0);
+        file.read_exact(&mut prefix[start..]).map_err(io)?;
+        let mut depth = 0usize;
+        for &b in &prefix[start..] {
+            match b {
+                b'(' | b'[' | b'{' => depth += 1,
+                b')' | b']' | b'}' => depth = depth.saturating_sub(1),
+                _ => {}
+            }
+            if depth > MAX_HEADER_NESTING {
+                return Err(bad(format!(
+                    "npy header nests brackets deeper than {MAX_HEADER_NESTING}"
+                )));
+            }
+        }
+        let npy = NpyFile::new(std::io::Cursor::new(prefix).chain(file))
+            .map_err(|e| bad(e.to_string()))?;
+        Ok(Some(npy))
     }
 
     /// The array `name` as f64; an error naming it when missing.
@@ -91,16 +153,40 @@ impl<R: Read + Seek> Npz<R> {
 
     /// A string array's first element (numpy `U` or `S` dtype), `None` when
     /// missing or of another dtype (e.g. a pickled object array).
+    /// Strings longer than [`MAX_STRING_BYTES`] (per the dtype) are not read.
     pub fn optional_string(&mut self, name: &str) -> Option<String> {
-        let npy = self.archive.by_name(name).ok()??;
-        let strings: Vec<String> = npy.into_vec().ok()?;
-        strings.into_iter().next()
+        let npy = self.member(name).ok()??;
+        // npyz allocates the dtype's whole width per string before reading it.
+        let DType::Plain(ty) = npy.dtype() else {
+            return None;
+        };
+        if ty.num_bytes()? > MAX_STRING_BYTES {
+            return None;
+        }
+        npy.data::<String>().ok()?.next()?.ok()
     }
 }
 
 /// Reads any bool/int/uint/float array as f64 in C order.
 fn read_numeric<R: Read>(npy: NpyFile<R>, path: &Path, name: &str) -> Result<Array> {
-    let shape: Vec<usize> = npy.shape().iter().map(|&s| s as usize).collect();
+    // The element count must fit (npyz's own product wraps around), and
+    // so must every axis length.
+    let too_large = || {
+        Error::parse(
+            path,
+            format!("array {name}: shape {:?} is too large", npy.shape()),
+        )
+    };
+    let shape: Vec<usize> = npy
+        .shape()
+        .iter()
+        .map(|&s| usize::try_from(s).ok())
+        .collect::<Option<_>>()
+        .ok_or_else(too_large)?;
+    let len = shape
+        .iter()
+        .try_fold(1usize, |n, &s| n.checked_mul(s))
+        .ok_or_else(too_large)?;
     let order = npy.order();
     let DType::Plain(ty) = npy.dtype() else {
         return Err(Error::parse(
@@ -143,6 +229,15 @@ fn read_numeric<R: Read>(npy: NpyFile<R>, path: &Path, name: &str) -> Result<Arr
             ));
         }
     };
+    if data.len() != len {
+        return Err(Error::parse(
+            path,
+            format!(
+                "array {name}: {} values for shape {shape:?} ({len})",
+                data.len()
+            ),
+        ));
+    }
     let data = match order {
         Order::C => data,
         Order::Fortran => fortran_to_c(&data, &shape),

@@ -112,13 +112,20 @@ impl Body {
         template.expect_shape(&[None, Some(3)], path, "v_template")?;
         template.expect_finite(path, "v_template")?;
         let nv = template.shape[0];
+        if nv == 0 {
+            return Err(Error::parse(path, "v_template has no vertices"));
+        }
         let faces = npz.required("f")?;
         faces.expect_shape(&[None, Some(3)], path, "f")?;
         let kintree = npz.required("kintree_table")?;
         kintree.expect_shape(&[Some(2), None], path, "kintree_table")?;
         let nj = kintree.shape[1];
+        if nj == 0 {
+            return Err(Error::parse(path, "kintree_table has no joints"));
+        }
         let weights = npz.required("weights")?;
         weights.expect_shape(&[Some(nv), Some(nj)], path, "weights")?;
+        weights.expect_finite(path, "weights")?;
         let regressor = npz.required("J_regressor")?;
         regressor.expect_shape(&[Some(nj), Some(nv)], path, "J_regressor")?;
         regressor.expect_finite(path, "J_regressor")?;

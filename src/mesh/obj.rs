@@ -128,12 +128,13 @@ fn check_polygon(corners: &[usize]) -> Result<(), String> {
             corners.len()
         ));
     }
-    for (i, a) in corners.iter().enumerate() {
-        if corners[i + 1..].contains(a) {
-            return Err(format!("face repeats vertex {}", a + 1));
-        }
+    // Sorted, so a face with very many corners is not quadratic to check.
+    let mut sorted = corners.to_vec();
+    sorted.sort_unstable();
+    match sorted.windows(2).find(|w| w[0] == w[1]) {
+        Some(w) => Err(format!("face repeats vertex {}", w[0] + 1)),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 impl ObjMesh {

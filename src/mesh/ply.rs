@@ -15,10 +15,10 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
 
-use ply_rs_bw::parser::Parser;
+use ply_rs_bw::parser::{Parser, Reader};
 use ply_rs_bw::ply::{
-    Addable, DefaultElement, ElementDef, Encoding, Ply, Property, PropertyDef, PropertyType,
-    ScalarType,
+    Addable, DefaultElement, ElementDef, Encoding, Header, Ply, Property, PropertyDef,
+    PropertyType, ScalarType,
 };
 use ply_rs_bw::writer::Writer;
 
@@ -78,26 +78,39 @@ const POSITION_AXES: [&str; 3] = ["x", "y", "z"];
 const INDEX_LISTS: [&str; 2] = ["vertex_indices", "vertex_index"];
 
 /// Reads a PLY file (ASCII, binary little- or big-endian). Errors name the
-/// file and the problem: a malformed header or payload, a missing property,
-/// an out-of-range or negative index, a non-finite coordinate.
+/// file and the problem: a malformed header or payload (or more elements
+/// declared than the file can hold), a missing property, an out-of-range,
+/// negative or repeated index in a face, a non-finite coordinate.
 pub fn read_ply(path: &Path) -> Result<PlyMesh> {
     let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-    let ply = Parser::<DefaultElement>::new()
-        .read_ply(&mut bytes.as_slice())
-        .map_err(|e| Error::parse(path, format!("malformed PLY: {}", one_line(&e.to_string()))))?;
+    read_ply_bytes(&bytes, path)
+}
+
+/// Parses the bytes of a PLY file as [`read_ply`] does (which reads the file
+/// and calls this); `path` only names the source in errors.
+pub fn read_ply_bytes(bytes: &[u8], path: &Path) -> Result<PlyMesh> {
+    let malformed = |what: String| Error::parse(path, format!("malformed PLY: {what}"));
+    let parser = Parser::<DefaultElement>::new();
+    let mut reader = Reader::new(bytes);
+    let header = parser
+        .read_header(&mut reader)
+        .map_err(|e| malformed(one_line(&e.to_string())))?;
+    check_element_counts(&header, bytes.len()).map_err(malformed)?;
+    let payload = parser
+        .read_payload(&mut reader, &header)
+        .map_err(|e| malformed(one_line(&e.to_string())))?;
     let bad = |what: String| Error::parse(path, what);
 
-    let format = match ply.header.encoding {
+    let format = match header.encoding {
         Encoding::Ascii => PlyFormat::Ascii,
         Encoding::BinaryLittleEndian => PlyFormat::BinaryLittleEndian,
         Encoding::BinaryBigEndian => PlyFormat::BinaryBigEndian,
     };
     let no_elements = Vec::new();
-    let vertices = ply
-        .payload
+    let vertices = payload
         .get("vertex")
         .ok_or_else(|| bad("no `vertex` element".into()))?;
-    let faces = ply.payload.get("face").unwrap_or(&no_elements);
+    let faces = payload.get("face").unwrap_or(&no_elements);
 
     let mut extras = PlyExtras::default();
     let mut positions = Vec::with_capacity(vertices.len());
@@ -143,6 +156,51 @@ pub fn read_ply(path: &Path) -> Result<PlyMesh> {
         extras,
         format,
     })
+}
+
+/// Checks, before the payload is read, that every element the header
+/// declares can fit in a file of `file_len` bytes: an element needs at least
+/// one property, and takes at least one byte per property in ASCII and the
+/// bytes of its scalars and list counts in binary. Without this, a header
+/// declaring billions of property-less elements makes the parser loop and
+/// allocate for each of them.
+fn check_element_counts(header: &Header, file_len: usize) -> Result<(), String> {
+    fn scalar_bytes(scalar: &ScalarType) -> usize {
+        match scalar {
+            ScalarType::Char | ScalarType::UChar => 1,
+            ScalarType::Short | ScalarType::UShort => 2,
+            ScalarType::Int | ScalarType::UInt | ScalarType::Float => 4,
+            ScalarType::Double => 8,
+        }
+    }
+    for element in header.elements.values() {
+        if element.count == 0 {
+            continue;
+        }
+        if element.properties.is_empty() {
+            return Err(format!(
+                "element {} has {} entries but no properties",
+                element.name, element.count
+            ));
+        }
+        let min_bytes: usize = match header.encoding {
+            Encoding::Ascii => element.properties.len(),
+            _ => element
+                .properties
+                .values()
+                .map(|p| match &p.data_type {
+                    PropertyType::Scalar(s) | PropertyType::List(s, _) => scalar_bytes(s),
+                })
+                .sum(),
+        };
+        if element.count.saturating_mul(min_bytes) > file_len {
+            return Err(format!(
+                "element {} declares {} entries, more than the file's {file_len} bytes can hold",
+                element.name, element.count
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The parser's multi-line message on one line.
@@ -191,7 +249,7 @@ fn polygon_corners(element: &DefaultElement, num_vertices: usize) -> Result<Vec<
     if indices.len() < 3 {
         return Err(format!("has {} corners, needs at least 3", indices.len()));
     }
-    indices
+    let corners: Vec<usize> = indices
         .iter()
         .map(|&i| {
             usize::try_from(i)
@@ -203,7 +261,14 @@ fn polygon_corners(element: &DefaultElement, num_vertices: usize) -> Result<Vec<
                     )
                 })
         })
-        .collect()
+        .collect::<Result<_, _>>()?;
+    // Like OBJ faces: a repeated corner would make degenerate triangles.
+    let mut sorted = corners.clone();
+    sorted.sort_unstable();
+    if let Some(w) = sorted.windows(2).find(|w| w[0] == w[1]) {
+        return Err(format!("repeats vertex index {}", w[0]));
+    }
+    Ok(corners)
 }
 
 /// `red green blue` of every element, if the first element has them.

@@ -90,12 +90,17 @@ impl Amass {
                 Error::parse(path, "missing array mocap_framerate (or mocap_frame_rate)")
             })?,
         };
+        // At least 1 fps: resampling to 30 fps then makes at most 30 frames
+        // per stored frame, so the motion's size stays bounded by the file's.
         let fps = match fps.data[..] {
-            [fps] if fps > 0.0 && fps.is_finite() => fps,
+            [fps] if (1.0..=f64::MAX).contains(&fps) => fps,
             _ => {
                 return Err(Error::parse(
                     path,
-                    format!("mocap_framerate {:?} is not one positive number", fps.data),
+                    format!(
+                        "mocap_framerate {:?} is not one finite number of at least 1 fps",
+                        fps.data
+                    ),
                 ));
             }
         };

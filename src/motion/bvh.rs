@@ -12,6 +12,15 @@ use nalgebra::UnitQuaternion;
 
 use crate::{Error, Result, Vec3};
 
+/// Deepest joint nesting read (real skeletons are a few tens deep); deeper
+/// hierarchies are an error instead of a stack overflow.
+pub const MAX_JOINT_DEPTH: usize = 256;
+
+/// Longest frame time read, in seconds. Resampling to 30 fps makes
+/// 30 · frame time frames per source frame, so this bounds the motion's
+/// size by the file's.
+pub const MAX_FRAME_TIME: f64 = 1.0;
+
 /// One channel of a BVH joint.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Channel {
@@ -146,7 +155,7 @@ impl<'a> Parser<'a> {
             None => return Err(self.error(1, "empty hierarchy")),
         }
         self.expect("ROOT")?;
-        self.joint(None)?;
+        self.joint(None, 0)?;
         if let Some(t) = self.tokens.get(self.pos) {
             return Err(self.error(
                 t.line,
@@ -194,9 +203,17 @@ impl<'a> Parser<'a> {
         Ok(Vec3::new(self.number()?, self.number()?, self.number()?))
     }
 
-    /// Parses `NAME { OFFSET .. CHANNELS .. (JOINT ..)* (End Site {..})? }`.
-    fn joint(&mut self, parent: Option<usize>) -> Result<()> {
-        let name = self.next()?.text.to_string();
+    /// Parses `NAME { OFFSET .. CHANNELS .. (JOINT ..)* (End Site {..})? }`
+    /// at nesting `depth` (the root is 0).
+    fn joint(&mut self, parent: Option<usize>, depth: usize) -> Result<()> {
+        let t = self.next()?;
+        let (line, name) = (t.line, t.text.to_string());
+        if depth >= MAX_JOINT_DEPTH {
+            return Err(self.error(
+                line,
+                format!("joint {name} is nested deeper than {MAX_JOINT_DEPTH} joints"),
+            ));
+        }
         self.expect("{")?;
         self.expect("OFFSET")?;
         let offset = self.vector()?;
@@ -206,7 +223,9 @@ impl<'a> Parser<'a> {
         let count: usize = text
             .parse()
             .map_err(|_| self.error(line, format!("expected a channel count, found {text:?}")))?;
-        let mut channels = Vec::with_capacity(count);
+        // Each channel is a token: a count beyond what is left fails below
+        // ("hierarchy ends early") without reserving memory for it first.
+        let mut channels = Vec::with_capacity(count.min(self.tokens.len() - self.pos));
         for _ in 0..count {
             let t = self.next()?;
             let (line, text) = (t.line, t.text);
@@ -228,7 +247,7 @@ impl<'a> Parser<'a> {
             let t = self.next()?;
             let (line, text) = (t.line, t.text);
             match text {
-                "JOINT" => self.joint(Some(index))?,
+                "JOINT" => self.joint(Some(index), depth + 1)?,
                 "End" => {
                     self.expect("Site")?;
                     self.expect("{")?;
@@ -273,14 +292,19 @@ impl<'a> Parser<'a> {
         if frames < 0.0 || frames.fract() != 0.0 {
             return Err(self.error(start + 1, format!("bad frame count {frames}")));
         }
-        if !(frame_time > 0.0 && frame_time.is_finite()) {
+        if !(frame_time > 0.0 && frame_time <= MAX_FRAME_TIME) {
             return Err(self.error(
                 start + 2,
-                format!("frame time {frame_time} must be positive"),
+                format!("frame time {frame_time} must be positive and at most {MAX_FRAME_TIME} s"),
             ));
         }
         let frames = frames as usize;
-        let mut values = Vec::with_capacity(frames * self.num_channels);
+        // Every frame is a line: a count beyond the lines left fails below
+        // ("truncated MOTION data") without reserving memory for it first.
+        let capacity = frames
+            .min(self.lines.len().saturating_sub(start))
+            .saturating_mul(self.num_channels);
+        let mut values = Vec::with_capacity(capacity);
         for frame in 0..frames {
             let (line, text) = rows.next().ok_or_else(|| {
                 self.error(
