@@ -3,12 +3,14 @@
 use std::path::Path;
 
 use nalgebra::{Matrix4, UnitQuaternion, Vector4};
-use npyz::WriterBuilder;
 use npyz::npz::NpzWriter;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use senc::Vec3;
 use senc::body::{Body, Pose, makehuman_rig_default_heads, skin};
+
+mod npz_support;
+use npz_support::put;
 
 fn random_pose(body: &Body, rng: &mut ChaCha8Rng, max_angle: f64) -> Pose {
     let mut pose = body.rest_pose();
@@ -161,20 +163,6 @@ fn regressor_row(positions: &[Vec3], target: Vec3) -> Vec<(usize, f64)> {
     chosen.into_iter().zip(w.iter().copied()).collect()
 }
 
-type Npz = NpzWriter<std::io::BufWriter<std::fs::File>>;
-
-fn put_f64(npz: &mut Npz, name: &str, shape: &[u64], data: &[f64]) {
-    let mut w = npz
-        .array::<f64>(name, Default::default())
-        .unwrap()
-        .default_dtype()
-        .shape(shape)
-        .begin_nd()
-        .unwrap();
-    w.extend(data.iter().copied()).unwrap();
-    w.finish().unwrap();
-}
-
 /// The pose-corrective features of SMPL: (R_j - I) flattened row-major, j >= 1.
 fn pose_features(pose: &Pose) -> Vec<f64> {
     pose.local_rotations[1..]
@@ -199,8 +187,8 @@ fn write_smpl_npz(body: &Body, path: &Path, rng: &mut ChaCha8Rng) -> Vec<f64> {
         .iter()
         .flat_map(|p| [p.x, p.y, p.z])
         .collect();
-    put_f64(&mut npz, "v_template", &[nv as u64, 3], &template);
-    put_f64(
+    put(&mut npz, "v_template", &[nv as u64, 3], &template);
+    put(
         &mut npz,
         "weights",
         &[nv as u64, nj as u64],
@@ -212,11 +200,11 @@ fn write_smpl_npz(body: &Body, path: &Path, rng: &mut ChaCha8Rng) -> Vec<f64> {
             regressor[j * nv + v] = w;
         }
     }
-    put_f64(&mut npz, "J_regressor", &[nj as u64, nv as u64], &regressor);
+    put(&mut npz, "J_regressor", &[nj as u64, nv as u64], &regressor);
     let shapedirs: Vec<f64> = (0..nv * 3 * 2)
         .map(|_| rng.random_range(-0.01..0.01))
         .collect();
-    put_f64(&mut npz, "shapedirs", &[nv as u64, 3, 2], &shapedirs);
+    put(&mut npz, "shapedirs", &[nv as u64, 3, 2], &shapedirs);
     // SMPL stores faces and the kinematic tree as uint32, the root's parent as 2^32 - 1.
     let faces: Vec<u32> = body
         .mesh
@@ -225,15 +213,7 @@ fn write_smpl_npz(body: &Body, path: &Path, rng: &mut ChaCha8Rng) -> Vec<f64> {
         .flatten()
         .map(|&i| i as u32)
         .collect();
-    let mut w = npz
-        .array::<u32>("f", Default::default())
-        .unwrap()
-        .default_dtype()
-        .shape(&[body.mesh.num_faces() as u64, 3])
-        .begin_nd()
-        .unwrap();
-    w.extend(faces).unwrap();
-    w.finish().unwrap();
+    put(&mut npz, "f", &[body.mesh.num_faces() as u64, 3], &faces);
     let kintree: Vec<u32> = body
         .skeleton
         .parents
@@ -241,15 +221,7 @@ fn write_smpl_npz(body: &Body, path: &Path, rng: &mut ChaCha8Rng) -> Vec<f64> {
         .map(|p| p.map_or(u32::MAX, |p| p as u32))
         .chain(0..nj as u32)
         .collect();
-    let mut w = npz
-        .array::<u32>("kintree_table", Default::default())
-        .unwrap()
-        .default_dtype()
-        .shape(&[2, nj as u64])
-        .begin_nd()
-        .unwrap();
-    w.extend(kintree).unwrap();
-    w.finish().unwrap();
+    put(&mut npz, "kintree_table", &[2, nj as u64], &kintree);
     drop(npz);
     shapedirs
 }
@@ -312,15 +284,7 @@ fn smpl_npz_errors_name_the_problem() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("broken.npz");
     let mut npz = NpzWriter::create(&path).unwrap();
-    let mut w = npz
-        .array::<f64>("v_template", Default::default())
-        .unwrap()
-        .default_dtype()
-        .shape(&[2, 2])
-        .begin_nd()
-        .unwrap();
-    w.extend([0.0, 1.0, 2.0, 3.0]).unwrap();
-    w.finish().unwrap();
+    put(&mut npz, "v_template", &[2, 2], &[0.0, 1.0, 2.0, 3.0]);
     drop(npz);
     let err = Body::from_smpl_npz(&path).unwrap_err().to_string();
     assert!(
@@ -341,32 +305,32 @@ fn smpl_npz_without_vertices_or_joints_is_an_error() {
     let path = dir.path().join("empty.npz");
     for (nv, nj, what) in [(0, 1, "v_template"), (3, 0, "kintree_table")] {
         let mut npz = NpzWriter::create(&path).unwrap();
-        put_f64(
+        put(
             &mut npz,
             "v_template",
             &[nv, 3],
             &vec![0.0; 3 * nv as usize],
         );
-        put_f64(&mut npz, "f", &[0, 3], &[]);
-        put_f64(
+        put::<f64>(&mut npz, "f", &[0, 3], &[]);
+        put(
             &mut npz,
             "kintree_table",
             &[2, nj],
             &vec![0.0; 2 * nj as usize],
         );
-        put_f64(
+        put(
             &mut npz,
             "weights",
             &[nv, nj],
             &vec![1.0; (nv * nj) as usize],
         );
-        put_f64(
+        put(
             &mut npz,
             "J_regressor",
             &[nj, nv],
             &vec![1.0; (nv * nj) as usize],
         );
-        put_f64(&mut npz, "posedirs", &[nv, 3, 0], &[]);
+        put::<f64>(&mut npz, "posedirs", &[nv, 3, 0], &[]);
         drop(npz);
         let err = Body::from_smpl_npz(&path).unwrap_err().to_string();
         assert!(err.contains("empty.npz") && err.contains(what), "{err}");
@@ -379,16 +343,16 @@ fn smpl_npz_non_finite_weights_are_an_error() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("nan.npz");
     let mut npz = NpzWriter::create(&path).unwrap();
-    put_f64(
+    put(
         &mut npz,
         "v_template",
         &[3, 3],
         &[0., 0., 0., 1., 0., 0., 0., 1., 0.],
     );
-    put_f64(&mut npz, "f", &[1, 3], &[0.0, 1.0, 2.0]);
-    put_f64(&mut npz, "kintree_table", &[2, 1], &[-1.0, 0.0]);
-    put_f64(&mut npz, "weights", &[3, 1], &[1.0, f64::NAN, 1.0]);
-    put_f64(&mut npz, "J_regressor", &[1, 3], &[1.0, 0.0, 0.0]);
+    put(&mut npz, "f", &[1, 3], &[0.0, 1.0, 2.0]);
+    put(&mut npz, "kintree_table", &[2, 1], &[-1.0, 0.0]);
+    put(&mut npz, "weights", &[3, 1], &[1.0, f64::NAN, 1.0]);
+    put(&mut npz, "J_regressor", &[1, 3], &[1.0, 0.0, 0.0]);
     drop(npz);
     let err = Body::from_smpl_npz(&path).unwrap_err().to_string();
     assert!(
@@ -410,23 +374,15 @@ fn smpl_pose_correctives_are_applied_before_skinning() {
         .map(|_| rng.random_range(-0.05..0.05))
         .collect();
     let mut npz = NpzWriter::create(&path).unwrap();
-    put_f64(&mut npz, "v_template", &[4, 3], &template);
-    put_f64(&mut npz, "weights", &[4, 3], &weights);
-    put_f64(&mut npz, "J_regressor", &[3, 4], &regressor);
-    put_f64(&mut npz, "posedirs", &[4, 3, 18], &posedirs);
+    put(&mut npz, "v_template", &[4, 3], &template);
+    put(&mut npz, "weights", &[4, 3], &weights);
+    put(&mut npz, "J_regressor", &[3, 4], &regressor);
+    put(&mut npz, "posedirs", &[4, 3, 18], &posedirs);
     for (name, shape, data) in [
         ("f", [2u64, 3], vec![0i64, 1, 2, 0, 2, 3]),
         ("kintree_table", [2, 3], vec![-1, 0, 1, 0, 1, 2]),
     ] {
-        let mut w = npz
-            .array::<i64>(name, Default::default())
-            .unwrap()
-            .default_dtype()
-            .shape(&shape)
-            .begin_nd()
-            .unwrap();
-        w.extend(data).unwrap();
-        w.finish().unwrap();
+        put(&mut npz, name, &shape, &data);
     }
     drop(npz);
 

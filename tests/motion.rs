@@ -9,6 +9,9 @@ use senc::motion::{
     Amass, Bvh, FrameRange, JointMap, Motion, SourceMotion, resample, resampled_len, retarget,
 };
 
+mod npz_support;
+use npz_support::put;
+
 fn fixture(name: &str) -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures")
@@ -476,16 +479,7 @@ fn amass_errors_name_file_and_array() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("no_trans.npz");
     let mut npz = npyz::npz::NpzWriter::create(&path).unwrap();
-    use npyz::WriterBuilder;
-    let mut w = npz
-        .array::<f64>("poses", Default::default())
-        .unwrap()
-        .default_dtype()
-        .shape(&[1, 156])
-        .begin_nd()
-        .unwrap();
-    w.extend(std::iter::repeat_n(0.0, 156)).unwrap();
-    w.finish().unwrap();
+    put(&mut npz, "poses", &[1, 156], &[0.0; 156]);
     drop(npz);
     let err = Amass::read(&path).unwrap_err().to_string();
     assert!(
@@ -496,23 +490,10 @@ fn amass_errors_name_file_and_array() {
 
 /// Writes a small AMASS file whose `mocap_framerate` is `fps`.
 fn write_amass(path: &Path, fps: f64) {
-    use npyz::WriterBuilder;
     let mut npz = npyz::npz::NpzWriter::create(path).unwrap();
-    for (name, shape, data) in [
-        ("poses", vec![2, 66], vec![0.0; 132]),
-        ("trans", vec![2, 3], vec![0.0; 6]),
-        ("mocap_framerate", vec![], vec![fps]),
-    ] {
-        let mut w = npz
-            .array::<f64>(name, Default::default())
-            .unwrap()
-            .default_dtype()
-            .shape(&shape)
-            .begin_nd()
-            .unwrap();
-        w.extend(data).unwrap();
-        w.finish().unwrap();
-    }
+    put(&mut npz, "poses", &[2, 66], &[0.0; 132]);
+    put(&mut npz, "trans", &[2, 3], &[0.0; 6]);
+    put(&mut npz, "mocap_framerate", &[], &[fps]);
 }
 
 /// Found by the `npz` fuzz target: a frame rate near zero made resampling to

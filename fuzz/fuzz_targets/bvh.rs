@@ -5,17 +5,12 @@
 //! motion or an error, never a panic, a hang or a huge allocation.
 #![no_main]
 
+mod support;
+
 use std::path::Path;
-use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
-use senc::body::Body;
 use senc::motion::{Bvh, JointMap, Motion};
-
-fn body() -> &'static Body {
-    static BODY: OnceLock<Body> = OnceLock::new();
-    BODY.get_or_init(|| Body::makehuman().expect("default body"))
-}
 
 fuzz_target!(|data: &[u8]| {
     // `Bvh::read` reads the file with `read_to_string`: non-UTF-8 is an I/O error.
@@ -28,7 +23,7 @@ fuzz_target!(|data: &[u8]| {
     };
     assert_eq!(bvh.values.len(), bvh.num_frames() * bvh.num_channels);
     for map in [JointMap::cmu_cgspeed(), JointMap::default()] {
-        if let Ok(motion) = Motion::from_bvh_str(text, path, body(), &map) {
+        if let Ok(motion) = Motion::from_bvh_str(text, path, support::default_body(), &map) {
             assert!(!motion.is_empty());
         }
     }

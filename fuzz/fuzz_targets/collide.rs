@@ -42,7 +42,9 @@ fuzz_target!(|data: &[u8]| {
         .collect();
     let mesh = TriMesh { positions, faces };
     for closure in [LoopClosure::None, LoopClosure::All] {
-        let Ok(analysis) = SelfCollision::new(&mesh, &closure) else { continue };
+        let Ok(analysis) = SelfCollision::new(&mesh, &closure) else {
+            continue;
+        };
         let closed = analysis.closed_mesh();
         let vertices = closed.vertices(&mesh.positions);
         let fast = find_intersections(&vertices, closed.faces());
@@ -50,7 +52,10 @@ fuzz_target!(|data: &[u8]| {
         assert_eq!(fast.segments.len(), brute.segments.len());
         for (a, b) in fast.segments.iter().zip(&brute.segments) {
             assert_eq!(a.faces, b.faces);
-            assert_eq!(a.ends.map(|p| fast.points.key(p)), b.ends.map(|p| brute.points.key(p)));
+            assert_eq!(
+                a.ends.map(|p| fast.points.key(p)),
+                b.ends.map(|p| brute.points.key(p))
+            );
         }
         assert_eq!(fast.inconsistent_pairs, brute.inconsistent_pairs);
         for loss in [LossKind::Volume, LossKind::Area, LossKind::ContourLength] {

@@ -12,9 +12,9 @@
 //! headers and data get past the zip layer's CRC checks.
 #![no_main]
 
+mod support;
+
 use std::io::Write;
-use std::path::PathBuf;
-use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
 use senc::body::Body;
@@ -36,18 +36,6 @@ const NAMES: [&str; 14] = [
     "posedirs",
     "other",
 ];
-
-fn body() -> &'static Body {
-    static BODY: OnceLock<Body> = OnceLock::new();
-    BODY.get_or_init(|| Body::makehuman().expect("default body"))
-}
-
-fn path() -> &'static PathBuf {
-    static PATH: OnceLock<PathBuf> = OnceLock::new();
-    PATH.get_or_init(|| {
-        std::env::temp_dir().join(format!("senc-fuzz-npz-{}.npz", std::process::id()))
-    })
-}
 
 /// The archive an input stands for (see the module docs).
 fn archive(data: &[u8]) -> Vec<u8> {
@@ -72,11 +60,11 @@ fn archive(data: &[u8]) -> Vec<u8> {
 }
 
 fuzz_target!(|data: &[u8]| {
-    let path = path();
+    let path = &support::temp_path("npz", "npz");
     std::fs::write(path, archive(data)).expect("write the temp file");
     if let Ok(amass) = Amass::read(path) {
         assert_eq!(amass.poses.len(), amass.trans.len());
-        let _ = Motion::from_amass_npz(path, body());
+        let _ = Motion::from_amass_npz(path, support::default_body());
     }
     if let Ok(smpl) = Body::from_smpl_npz(path) {
         let rest = smpl.rest_pose();

@@ -7,9 +7,9 @@
 //! small meshes) must not panic either.
 #![no_main]
 
+mod support;
+
 use libfuzzer_sys::fuzz_target;
-use senc::collide::{LoopClosure, LossKind, SelfCollision};
-use senc::mesh::Topology;
 use senc::mesh::obj::read_obj_str;
 
 fuzz_target!(|data: &[u8]| {
@@ -21,21 +21,11 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let mesh = &obj.mesh;
-    mesh.validate("fuzz.obj")
-        .expect("read_obj returned a mesh that fails validate");
+    support::exercise_mesh(mesh, "fuzz.obj");
     for triangles in obj.groups.values() {
         assert!(triangles.iter().all(|&t| t < mesh.num_faces()));
     }
     let names: Vec<&str> = obj.groups.keys().map(String::as_str).collect();
     let (sub, _) = obj.submesh(&names).expect("every group name is known");
     sub.validate("fuzz.obj submesh").expect("submesh is valid");
-    let topology = Topology::new(mesh);
-    let _ = topology.is_manifold();
-    let _ = topology.is_consistently_oriented();
-    let _ = topology.boundary_loops();
-    if mesh.num_faces() <= 64 {
-        if let Ok(analysis) = SelfCollision::new(mesh, &LoopClosure::All) {
-            let _ = analysis.evaluate(&mesh.positions, LossKind::Volume, 1.0);
-        }
-    }
 });

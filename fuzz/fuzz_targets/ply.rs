@@ -7,30 +7,16 @@
 //! meshes) must not panic either.
 #![no_main]
 
+mod support;
+
 use std::path::Path;
 
 use libfuzzer_sys::fuzz_target;
-use senc::collide::{LoopClosure, LossKind, SelfCollision};
 use senc::mesh::ply::read_ply_bytes;
-use senc::mesh::{Topology, TriMesh};
-
-fn exercise(mesh: &TriMesh) {
-    mesh.validate("fuzz.ply")
-        .expect("read_ply returned a mesh that fails validate");
-    let topology = Topology::new(mesh);
-    let _ = topology.is_manifold();
-    let _ = topology.is_consistently_oriented();
-    let _ = topology.boundary_loops();
-    if mesh.num_faces() <= 64 {
-        if let Ok(analysis) = SelfCollision::new(mesh, &LoopClosure::All) {
-            let _ = analysis.evaluate(&mesh.positions, LossKind::Volume, 1.0);
-        }
-    }
-}
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(ply) = read_ply_bytes(data, Path::new("fuzz.ply")) {
-        exercise(&ply.mesh);
+        support::exercise_mesh(&ply.mesh, "fuzz.ply");
         let n = ply.mesh.num_vertices();
         let f = ply.mesh.num_faces();
         if let Some(c) = &ply.extras.vertex_colors {

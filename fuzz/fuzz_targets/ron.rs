@@ -4,11 +4,11 @@
 //! input must give a value or an error, never a panic or a hang.
 #![no_main]
 
-use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+mod support;
+
+use std::path::Path;
 
 use libfuzzer_sys::fuzz_target;
-use senc::body::Body;
 use senc::config::{RunConfig, parse_ron};
 use senc::motion::{JointMap, Motion};
 
@@ -41,26 +41,14 @@ Frame Time: 0.0333333
 2 17 0 0 20 0 40 0 0 60 0 0
 ";
 
-fn body() -> &'static Body {
-    static BODY: OnceLock<Body> = OnceLock::new();
-    BODY.get_or_init(|| Body::makehuman().expect("default body"))
-}
-
-fn path() -> &'static PathBuf {
-    static PATH: OnceLock<PathBuf> = OnceLock::new();
-    PATH.get_or_init(|| {
-        std::env::temp_dir().join(format!("senc-fuzz-ron-{}.ron", std::process::id()))
-    })
-}
-
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
     if let Ok(map) = parse_ron::<JointMap>(text, Path::new("fuzz.ron")) {
-        let _ = Motion::from_bvh_str(CLIP, Path::new("clip.bvh"), body(), &map);
+        let _ = Motion::from_bvh_str(CLIP, Path::new("clip.bvh"), support::default_body(), &map);
     }
-    let path = path();
+    let path = &support::temp_path("ron", "ron");
     std::fs::write(path, data).expect("write the temp file");
     let _ = RunConfig::read(path);
 });
