@@ -12,6 +12,15 @@ pub use trimesh::TriMesh;
 
 use crate::{Error, Result};
 
+/// The smallest vertex index a polygon's corners repeat, if any: such a
+/// polygon would fan into degenerate triangles, so both readers refuse it.
+/// Sorts a copy, so a polygon with very many corners is not quadratic.
+fn repeated_corner(corners: &[usize]) -> Option<usize> {
+    let mut sorted = corners.to_vec();
+    sorted.sort_unstable();
+    sorted.windows(2).find(|w| w[0] == w[1]).map(|w| w[0])
+}
+
 /// Reads a triangle mesh from `.ply` or `.obj` (by extension, any case),
 /// checking index ranges and finite coordinates.
 pub fn read_mesh(path: &Path) -> Result<TriMesh> {

@@ -128,11 +128,8 @@ fn check_polygon(corners: &[usize]) -> Result<(), String> {
             corners.len()
         ));
     }
-    // Sorted, so a face with very many corners is not quadratic to check.
-    let mut sorted = corners.to_vec();
-    sorted.sort_unstable();
-    match sorted.windows(2).find(|w| w[0] == w[1]) {
-        Some(w) => Err(format!("face repeats vertex {}", w[0] + 1)),
+    match super::repeated_corner(corners) {
+        Some(v) => Err(format!("face repeats vertex {}", v + 1)),
         None => Ok(()),
     }
 }

@@ -262,11 +262,8 @@ fn polygon_corners(element: &DefaultElement, num_vertices: usize) -> Result<Vec<
                 })
         })
         .collect::<Result<_, _>>()?;
-    // Like OBJ faces: a repeated corner would make degenerate triangles.
-    let mut sorted = corners.clone();
-    sorted.sort_unstable();
-    if let Some(w) = sorted.windows(2).find(|w| w[0] == w[1]) {
-        return Err(format!("repeats vertex index {}", w[0]));
+    if let Some(v) = super::repeated_corner(&corners) {
+        return Err(format!("repeats vertex index {v}"));
     }
     Ok(corners)
 }
