@@ -244,3 +244,76 @@ fn eval_speed_retimes_the_selected_frames() {
     );
     assert!(stderr.contains("--speed"), "{stderr}");
 }
+
+/// `senc eval` measures where the garment is: the skinned garment's own
+/// frames (written by `senc garment --motion`) are 0 cm from the LBS
+/// baseline and from themselves as a reference; the same frames moved 30 cm
+/// sideways are 30 cm from both, and most of their vertices are more than
+/// 10 cm off the body. The baseline and reference rows are in the table.
+#[test]
+fn eval_measures_frames_against_skinning_and_a_reference() {
+    let dir = tempfile::tempdir().unwrap();
+    let skinned = dir.path().join("skinned");
+    let moved = dir.path().join("moved");
+    succeed(
+        senc()
+            .args(["garment", "tshirt", "--motion", "01_01", "--frames", "0:3"])
+            .arg("--out")
+            .arg(&skinned),
+    );
+    std::fs::create_dir_all(&moved).unwrap();
+    for k in 0..3 {
+        let name = format!("frame_{k:05}.ply");
+        let mesh = senc::mesh::read_mesh(&skinned.join(&name)).unwrap();
+        let shifted = mesh
+            .positions
+            .iter()
+            .map(|p| p + Vec3::new(0.3, 0.0, 0.0))
+            .collect();
+        write_ply_simple(&moved.join(&name), &mesh.with_positions(shifted)).unwrap();
+    }
+    let mut eval = senc();
+    eval.args(["eval", "--json", "--garment", "tshirt", "--motion", "01_01"])
+        .args(["--frames", "0:3", "--baseline", "lbs", "--frames-dir"])
+        .arg(&skinned)
+        .arg(&moved)
+        .arg("--reference")
+        .arg(&skinned);
+    let json = run_json(&mut eval);
+    let rows = json["checkpoints"].as_array().unwrap();
+    let names: Vec<&str> = rows
+        .iter()
+        .map(|r| r["checkpoint"].as_str().unwrap())
+        .collect();
+    assert_eq!(names.len(), 4, "{names:?}");
+    assert_eq!(&names[2..], ["reference solver", "skinning only"]);
+    let overall = |i: usize, key: &str| rows[i]["overall"][key].as_f64().unwrap();
+    for i in [0, 2, 3] {
+        assert_eq!(overall(i, "frames"), 3.0);
+        assert!(overall(i, "ref_mean_cm_max") < 1e-4, "{}", names[i]);
+        assert!(overall(i, "lbs_centroid_cm_max") < 1e-4, "{}", names[i]);
+        assert!(overall(i, "far_pct") < 5.0, "{}", names[i]);
+        assert!((overall(i, "stretch_vs_ref") - 1.0).abs() < 1e-6);
+    }
+    for key in [
+        "ref_mean_cm",
+        "ref_p95_cm",
+        "ref_centroid_cm_max",
+        "lbs_centroid_cm",
+    ] {
+        assert!(
+            (overall(1, key) - 30.0).abs() < 1e-3,
+            "{key}: {}",
+            overall(1, key)
+        );
+    }
+    assert!(overall(1, "far_pct") > 50.0, "{}", overall(1, "far_pct"));
+    // A reference of another length is refused, naming the missing file.
+    let stderr = fail(
+        senc()
+            .args(["eval", "--garment", "tshirt", "--motion", "01_01"])
+            .args(["--frames", "0:4", "--baseline", "lbs", "--reference"])
+            .arg(&skinned),
+    );
+    assert!(stderr.contains("frame_00003.ply"), "{stderr}");
+}

@@ -3,24 +3,28 @@
 
 use std::path::{Path, PathBuf};
 
-use senc::body::query::BodyQuery;
+use senc::body::Body;
 use senc::collide::{CapOnlyPaths, LoopClosure};
+use senc::eval::sequence::{
+    Frames, Match, evaluate_frames, evaluate_frames_dir, evaluate_rollout, read_frames,
+};
 use senc::eval::{CheckpointReport, FrameEvaluator, SequenceStats, table};
 use senc::garment::Garment;
-use senc::mesh::read_mesh;
 use senc::model::checkpoint;
 use senc::model::device::DeviceChoice;
 use senc::motion::FrameRange;
-use senc::sim::{RolloutOptions, rollout};
+use senc::sim::{Conditions, RolloutOptions, Scene};
 use senc::{Error, Result};
 
 /// Rolls out every checkpoint on every motion and prints one table: mean C
-/// (×10⁻³), %(0.01), body penetration %, default-material stretching and
-/// bending energy and seconds per frame, per sequence and overall.
+/// (×10⁻³), %(0.01), body penetration %, the share of vertices far from the
+/// body, the centroid's distance to the skinned garment's, distances to
+/// reference frames, default-material stretching and bending energy and
+/// seconds per frame, per sequence and overall.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Checkpoint directories to evaluate.
-    #[arg(long, num_args = 1.., required_unless_present = "frames_dir")]
+    #[arg(long, num_args = 1..)]
     checkpoint: Vec<PathBuf>,
     /// Motions: built-in `01_01` / `01_03`, BVH files or AMASS .npz files.
     #[arg(long, num_args = 1.., required_unless_present = "frames_dir")]
@@ -32,13 +36,27 @@ pub struct Args {
     /// training window's `speed` does.
     #[arg(long, default_value_t = 1.0, value_parser = super::motion_args::parse_speed)]
     speed: f64,
-    /// Instead of checkpoints: directories of frame_NNNNN.ply (with
-    /// body_NNNNN.ply beside them for the penetration metric).
-    #[arg(long, num_args = 1.., conflicts_with = "checkpoint")]
+    /// Directories of frame_NNNNN.ply made elsewhere, evaluated as rows of
+    /// their own. With --motion (one) they are frames A.. of that motion's
+    /// window; without, body_NNNNN.ply beside each frame gives the body.
+    #[arg(long, num_args = 1..)]
     frames_dir: Vec<PathBuf>,
-    /// Garment of --frames-dir (built-in name or OBJ/PLY path) for its rest shape.
-    #[arg(long, default_value = "tshirt")]
-    garment: String,
+    /// Reference frames (`senc simulate` on the same window), one directory
+    /// per motion: every row is also measured against them, and the
+    /// reference gets a row of its own.
+    #[arg(long, num_args = 1..)]
+    reference: Vec<PathBuf>,
+    /// Add the trivial baseline's row: `lbs`, the garment skinned to the
+    /// body along the motion (no simulation).
+    #[arg(long)]
+    baseline: Option<Baseline>,
+    /// Constant external acceleration x,y,z in m/s² for the rollouts, besides gravity.
+    #[arg(long, value_parser = super::rollout::parse_vec3)]
+    force: Option<senc::Vec3>,
+    /// Garment of --frames-dir and of the baseline when no checkpoint names
+    /// one (built-in name or OBJ/PLY path).
+    #[arg(long)]
+    garment: Option<String>,
     /// Boundary loops closed for the analysis: all, none or indices like 0,2.
     #[arg(long, default_value = "all")]
     close: LoopClosure,
@@ -55,24 +73,61 @@ pub struct Args {
     device: DeviceChoice,
 }
 
+/// A row that needs no model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Baseline {
+    /// The garment skinned to the body (linear blend skinning).
+    Lbs,
+}
+
 pub fn run(args: Args) -> Result<()> {
+    if args.checkpoint.is_empty() && args.frames_dir.is_empty() && args.baseline.is_none() {
+        return Err(Error::invalid(
+            "nothing to evaluate: give --checkpoint, --frames-dir or --baseline lbs",
+        ));
+    }
     if args.speed != 1.0 && !args.frames_dir.is_empty() {
         return Err(Error::invalid(
             "--speed retimes motions; it does not apply to --frames-dir",
         ));
     }
-    let reports = if args.frames_dir.is_empty() {
-        let device = super::device::pick(args.device);
-        args.checkpoint
-            .iter()
-            .map(|c| evaluate_checkpoint(c, &args, &device))
-            .collect::<Result<Vec<_>>>()?
+    if !args.reference.is_empty() && args.reference.len() != args.motion.len() {
+        return Err(Error::invalid(format!(
+            "--reference needs one directory per motion: {} for {} motions",
+            args.reference.len(),
+            args.motion.len()
+        )));
+    }
+    let mut reports = Vec::new();
+    let device = super::device::pick(args.device);
+    for c in &args.checkpoint {
+        reports.push(evaluate_checkpoint(c, &args, &device)?);
+    }
+    if args.motion.is_empty() {
+        for d in &args.frames_dir {
+            reports.push(evaluate_bare_frames_dir(d, &args)?);
+        }
     } else {
-        args.frames_dir
-            .iter()
-            .map(|d| evaluate_frames_dir(d, &args))
-            .collect::<Result<Vec<_>>>()?
-    };
+        for d in &args.frames_dir {
+            reports.push(evaluate_frames_on_motions(d, "", &args, Some(d))?);
+        }
+        if !args.reference.is_empty() {
+            reports.push(evaluate_frames_on_motions(
+                Path::new("reference"),
+                "reference solver",
+                &args,
+                None,
+            )?);
+        }
+        if args.baseline == Some(Baseline::Lbs) {
+            reports.push(evaluate_frames_on_motions(
+                Path::new("lbs"),
+                "skinning only",
+                &args,
+                None,
+            )?);
+        }
+    }
     if args.json {
         let json = serde_json::json!({
             "checkpoints": reports,
@@ -93,6 +148,37 @@ pub fn run(args: Args) -> Result<()> {
     Ok(())
 }
 
+/// `scene` with its motion retimed as the arguments say, and the window.
+fn window(mut scene: Scene, args: &Args) -> Result<(Scene, std::ops::Range<usize>)> {
+    let range = args
+        .frames
+        .unwrap_or_default()
+        .resolve(scene.num_frames())?;
+    let (retimed, range) = scene.motion.at_speed(range, args.speed);
+    scene.motion = retimed;
+    Ok((scene, range))
+}
+
+/// `garment` on `motion` (loaded onto the default body).
+fn plain_scene(garment: &Garment, motion: &Path) -> Result<Scene> {
+    let body = Body::makehuman()?;
+    let loaded = senc::motion::Motion::load(motion, &body)?;
+    Ok(Scene::new(body, garment.clone(), loaded))
+}
+
+/// The reference frames of motion `i`, if given.
+fn reference_frames(
+    args: &Args,
+    i: usize,
+    rest: &senc::mesh::TriMesh,
+    frames: usize,
+) -> Result<Option<Frames>> {
+    args.reference
+        .get(i)
+        .map(|dir| read_frames(dir, rest, Some(frames), Match::Vertices))
+        .transpose()
+}
+
 fn evaluate_checkpoint(
     dir: &Path,
     args: &Args,
@@ -102,85 +188,117 @@ fn evaluate_checkpoint(
     let close = senc::train::checkpoint_run_config(dir)
         .map(|run| run.self_collision.close)
         .unwrap_or_else(|_| args.close.clone());
+    let options = RolloutOptions {
+        conditions: Conditions {
+            external: args.force.unwrap_or_else(senc::Vec3::zeros),
+            ..Conditions::default()
+        },
+    };
     let mut sequences = Vec::new();
-    for motion in &args.motion {
-        let mut scene = super::rollout::load_scene(dir, None, motion)?;
+    for (i, motion) in args.motion.iter().enumerate() {
+        let scene = super::rollout::load_scene(dir, args.garment.as_deref(), motion)?;
+        let (scene, range) = window(scene, args)?;
         let evaluator = FrameEvaluator::new(&scene.garment.rest, &close, args.cap_only_paths)?;
-        let range = args
-            .frames
-            .unwrap_or_default()
-            .resolve(scene.num_frames())?;
-        let (retimed, range) = scene.motion.at_speed(range, args.speed);
-        scene.motion = retimed;
+        let reference = reference_frames(args, i, &scene.garment.rest, range.len())?;
         let bar = super::rollout::frame_bar(range.len());
         bar.set_message(format!("{} on {}", dir.display(), motion.display()));
-        let mut stats = SequenceStats::default();
-        let summary = rollout(
+        let stats = evaluate_rollout(
             &model,
             &scene,
             range,
-            &RolloutOptions::default(),
-            |_, x, bodies| {
-                stats
-                    .frames
-                    .push(evaluator.frame(x, Some(bodies.query()?))?);
-                bar.inc(1);
-                Ok(())
-            },
+            &options,
+            &evaluator,
+            reference.as_ref(),
+            || bar.inc(1),
         )?;
         bar.finish_and_clear();
-        stats.seconds = summary.seconds;
         sequences.push(stats);
     }
-    Ok(summarise(dir, &args.motion, sequences))
+    Ok(summarise(dir, "", &args.motion, sequences))
 }
 
-fn evaluate_frames_dir(dir: &Path, args: &Args) -> Result<CheckpointReport> {
-    let body = senc::body::Body::makehuman()?;
-    let garment = Garment::from_config(
-        &senc::garment::config::GarmentConfig {
-            name_or_path: args.garment.clone(),
+/// The garment of rows that have no checkpoint: `--garment`, else the
+/// first checkpoint's, else the T-shirt.
+fn plain_garment(args: &Args) -> Result<Garment> {
+    let body = Body::makehuman()?;
+    let config = match (&args.garment, args.checkpoint.first()) {
+        (Some(name), _) => senc::garment::config::GarmentConfig {
+            name_or_path: name.clone(),
             ..Default::default()
         },
-        &body,
-    )?;
-    let evaluator = FrameEvaluator::new(&garment.rest, &args.close, args.cap_only_paths)?;
-    let mut stats = SequenceStats::default();
-    for k in 0.. {
-        let path = dir.join(format!("frame_{k:05}.ply"));
-        if !path.exists() {
-            break;
-        }
-        let mesh = read_mesh(&path)?;
-        if mesh.faces != garment.rest.faces {
-            return Err(Error::invalid(format!(
-                "{}: its faces differ from the {} garment's (pass --garment)",
-                path.display(),
-                args.garment
-            )));
-        }
-        let body_path = dir.join(format!("body_{k:05}.ply"));
-        let query = if body_path.exists() {
-            Some(BodyQuery::new(&read_mesh(&body_path)?)?)
-        } else {
-            None
-        };
-        stats
-            .frames
-            .push(evaluator.frame(&mesh.positions, query.as_ref())?);
-    }
-    if stats.frames.is_empty() {
-        return Err(Error::invalid(format!(
-            "{}: no frame_00000.ply",
-            dir.display()
-        )));
-    }
-    Ok(summarise(dir, &[dir.to_path_buf()], vec![stats]))
+        (None, Some(c)) => senc::train::checkpoint_run_config(c)?.garment,
+        (None, None) => senc::garment::config::GarmentConfig {
+            name_or_path: "tshirt".into(),
+            ..Default::default()
+        },
+    };
+    Garment::from_config(&config, &body)
 }
 
-fn summarise(name: &Path, motions: &[PathBuf], sequences: Vec<SequenceStats>) -> CheckpointReport {
+/// A row of frames on the motions' windows: the frames of `dir` (one
+/// motion), or with `dir = None` the reference frames (`name` "reference")
+/// or the skinned garment (the LBS baseline).
+fn evaluate_frames_on_motions(
+    name: &Path,
+    label: &str,
+    args: &Args,
+    dir: Option<&PathBuf>,
+) -> Result<CheckpointReport> {
+    if dir.is_some() && args.motion.len() != 1 {
+        return Err(Error::invalid(
+            "--frames-dir with --motion takes exactly one motion",
+        ));
+    }
+    let garment = plain_garment(args)?;
+    let evaluator = FrameEvaluator::new(&garment.rest, &args.close, args.cap_only_paths)?;
+    let mut sequences = Vec::new();
+    for (i, motion) in args.motion.iter().enumerate() {
+        let (scene, range) = window(plain_scene(&garment, motion)?, args)?;
+        let reference = reference_frames(args, i, &garment.rest, range.len())?;
+        let own = match dir {
+            Some(d) => Some(read_frames(
+                d,
+                &garment.rest,
+                Some(range.len()),
+                Match::Faces,
+            )?),
+            None if label == "reference solver" => reference.clone(),
+            None => None,
+        };
+        let bar = super::rollout::frame_bar(range.len());
+        let stats = evaluate_frames(
+            &scene,
+            range,
+            own.as_ref(),
+            &evaluator,
+            reference.as_ref(),
+            || bar.inc(1),
+        )?;
+        bar.finish_and_clear();
+        sequences.push(stats);
+    }
+    Ok(summarise(name, label, &args.motion, sequences))
+}
+
+fn evaluate_bare_frames_dir(dir: &Path, args: &Args) -> Result<CheckpointReport> {
+    let garment = plain_garment(args)?;
+    let evaluator = FrameEvaluator::new(&garment.rest, &args.close, args.cap_only_paths)?;
+    let stats = evaluate_frames_dir(dir, &garment.rest, &evaluator)?;
+    Ok(summarise(dir, "", &[dir.to_path_buf()], vec![stats]))
+}
+
+fn summarise(
+    name: &Path,
+    label: &str,
+    motions: &[PathBuf],
+    sequences: Vec<SequenceStats>,
+) -> CheckpointReport {
     CheckpointReport {
-        checkpoint: name.display().to_string(),
+        checkpoint: if label.is_empty() {
+            name.display().to_string()
+        } else {
+            label.to_string()
+        },
         sequences: sequences
             .iter()
             .zip(motions)

@@ -157,7 +157,7 @@ fn parse_numbers<const N: usize>(text: &str, what: &str) -> Result<[f64; N], Str
     }
 }
 
-fn parse_vec3(text: &str) -> Result<Vec3, String> {
+pub fn parse_vec3(text: &str) -> Result<Vec3, String> {
     parse_numbers::<3>(text, "--force").map(Vec3::from)
 }
 

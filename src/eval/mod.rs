@@ -2,6 +2,10 @@
 //! `senc eval`.
 
 pub mod metrics;
+pub mod plausibility;
 pub mod report;
+pub mod sequence;
 
-pub use report::{CheckpointReport, FrameEvaluator, SequenceReport, SequenceStats, table};
+pub use report::{
+    CheckpointReport, FrameEvaluator, FrameTruth, SequenceReport, SequenceStats, table,
+};

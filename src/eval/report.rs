@@ -6,6 +6,7 @@
 use serde::Serialize;
 
 use super::metrics::GarmentMetrics;
+use super::plausibility::{FAR_FROM_BODY, VertexDistance, centroid, far_from_body_percent};
 use crate::body::query::BodyQuery;
 use crate::collide::{CapOnlyPaths, LoopClosure, LossKind, SelfCollision, summarize_c};
 use crate::mesh::TriMesh;
@@ -29,6 +30,21 @@ pub struct FrameEvaluation {
     /// Intersection paths the analysis skipped (e.g. a path that crosses
     /// itself inside a triangle): C leaves their volume out.
     pub skipped_paths: usize,
+    /// % garment vertices more than 10 cm outside the body (`None` without a body).
+    pub far_percent: Option<f64>,
+    /// Distance between the garment's centroid and its skinned (LBS)
+    /// counterpart's (m; `None` without the skinned garment).
+    pub lbs_centroid: Option<f64>,
+    /// Distances to the reference frame and its stretching energy (J).
+    pub reference: Option<(VertexDistance, f64)>,
+}
+
+/// What a frame is compared with, where known: the garment skinned to the
+/// body at that frame, and a trusted simulation's frame (reference solver).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FrameTruth<'a> {
+    pub skinned: Option<&'a [Vec3]>,
+    pub reference: Option<&'a [Vec3]>,
 }
 
 impl FrameEvaluator {
@@ -43,6 +59,25 @@ impl FrameEvaluator {
 
     /// Evaluates garment positions `x` against `body` (if any).
     pub fn frame(&self, x: &[Vec3], body: Option<&BodyQuery>) -> Result<FrameEvaluation> {
+        self.frame_against(x, body, FrameTruth::default())
+    }
+
+    /// [`frame`](Self::frame), also measured against `truth`.
+    pub fn frame_against(
+        &self,
+        x: &[Vec3],
+        body: Option<&BodyQuery>,
+        truth: FrameTruth,
+    ) -> Result<FrameEvaluation> {
+        for (name, other) in [("skinned", truth.skinned), ("reference", truth.reference)] {
+            if let Some(o) = other.filter(|o| o.len() != x.len()) {
+                return Err(crate::Error::invalid(format!(
+                    "evaluation: the {name} garment has {} vertices, the frame {}",
+                    o.len(),
+                    x.len()
+                )));
+            }
+        }
         let report = self.self_collision.evaluate(x, LossKind::Volume, 1.0)?;
         let m = self.metrics.frame(x, body);
         Ok(FrameEvaluation {
@@ -51,6 +86,14 @@ impl FrameEvaluator {
             stretch: m.stretch_energy,
             bend: m.bend_energy,
             skipped_paths: report.skipped_paths.len(),
+            far_percent: body.map(|b| far_from_body_percent(b, x, FAR_FROM_BODY)),
+            lbs_centroid: truth.skinned.map(|s| (centroid(x) - centroid(s)).norm()),
+            reference: truth.reference.map(|r| {
+                (
+                    VertexDistance::between(x, r),
+                    self.metrics.frame(r, None).stretch_energy,
+                )
+            }),
         })
     }
 }
@@ -84,6 +127,34 @@ pub struct SequenceReport {
     /// Percentage of frames where the analysis skipped an intersection path;
     /// C is a lower bound on those frames.
     pub pct_frames_skipped_path: f64,
+    /// Mean and worst frame of the % vertices > 10 cm outside the body.
+    pub far_pct: Option<f64>,
+    pub far_pct_max: Option<f64>,
+    /// Mean and worst frame of the centroid distance to LBS's (cm).
+    pub lbs_centroid_cm: Option<f64>,
+    pub lbs_centroid_cm_max: Option<f64>,
+    /// Against the reference frames: mean and worst frame of the per-frame
+    /// mean vertex distance (cm), of its 95th percentile (cm) and of the
+    /// centroid distance (cm); mean stretching energy over the reference's.
+    pub ref_mean_cm: Option<f64>,
+    pub ref_mean_cm_max: Option<f64>,
+    pub ref_p95_cm: Option<f64>,
+    pub ref_p95_cm_max: Option<f64>,
+    pub ref_centroid_cm: Option<f64>,
+    pub ref_centroid_cm_max: Option<f64>,
+    pub stretch_vs_ref: Option<f64>,
+}
+
+/// (mean, max) of the values, `None` for none.
+fn mean_max(values: impl Iterator<Item = f64>) -> (Option<f64>, Option<f64>) {
+    let v: Vec<f64> = values.collect();
+    if v.is_empty() {
+        return (None, None);
+    }
+    (
+        Some(v.iter().sum::<f64>() / v.len() as f64),
+        Some(v.iter().copied().fold(f64::NEG_INFINITY, f64::max)),
+    )
 }
 
 impl SequenceStats {
@@ -97,7 +168,46 @@ impl SequenceStats {
             .iter()
             .filter_map(|f| f.penetration_percent)
             .collect();
+        let (far_pct, far_pct_max) = mean_max(self.frames.iter().filter_map(|f| f.far_percent));
+        let (lbs_centroid_cm, lbs_centroid_cm_max) = mean_max(
+            self.frames
+                .iter()
+                .filter_map(|f| f.lbs_centroid.map(|d| 100.0 * d)),
+        );
+        let reference: Vec<(VertexDistance, f64)> =
+            self.frames.iter().filter_map(|f| f.reference).collect();
+        let cm = |pick: fn(&VertexDistance) -> f64| {
+            mean_max(reference.iter().map(|(d, _)| 100.0 * pick(d)))
+        };
+        let (ref_mean_cm, ref_mean_cm_max) = cm(|d| d.mean);
+        let (ref_p95_cm, ref_p95_cm_max) = cm(|d| d.p95);
+        let (ref_centroid_cm, ref_centroid_cm_max) = cm(|d| d.centroid);
+        // Frames with a reference: the stretch of both over the same frames.
+        let paired: Vec<(f64, f64)> = self
+            .frames
+            .iter()
+            .filter_map(|f| f.reference.map(|(_, r)| (f.stretch, r)))
+            .collect();
+        let stretch_vs_ref = (!paired.is_empty()).then(|| {
+            paired.iter().map(|p| p.0).sum::<f64>()
+                / paired
+                    .iter()
+                    .map(|p| p.1)
+                    .sum::<f64>()
+                    .max(f64::MIN_POSITIVE)
+        });
         SequenceReport {
+            far_pct,
+            far_pct_max,
+            lbs_centroid_cm,
+            lbs_centroid_cm_max,
+            ref_mean_cm,
+            ref_mean_cm_max,
+            ref_p95_cm,
+            ref_p95_cm_max,
+            ref_centroid_cm,
+            ref_centroid_cm_max,
+            stretch_vs_ref,
             motion: motion.to_string(),
             frames: self.frames.len(),
             c_mean: 1000.0 * summary.mean,
@@ -134,33 +244,48 @@ pub struct CheckpointReport {
 }
 
 /// A fixed-width table of every checkpoint's sequences and overall row.
+/// Columns that need a body, the skinned garment or reference frames show
+/// `-` where those were not given.
 pub fn table(reports: &[CheckpointReport]) -> String {
     let mut out = format!(
-        "{:<28} {:<16} {:>6} {:>10} {:>8} {:>8} {:>11} {:>11} {:>9} {:>7}\n",
+        "{:<24} {:<14} {:>6} {:>9} {:>7} {:>6} {:>6} {:>7} {:>7} {:>7} {:>7} {:>8} {:>7} {:>10} {:>10} {:>8} {:>5}\n",
         "checkpoint",
         "motion",
         "frames",
         "C(x1e-3)",
         "%(0.01)",
         "pen.%",
+        "far%",
+        "LBSc cm",
+        "ref cm",
+        "ref p95",
+        "refc max",
+        "str/ref",
+        "LBScmax",
         "stretch J",
         "bend J",
         "s/frame",
         "skip%"
     );
+    let opt =
+        |v: Option<f64>, digits: usize| v.map_or("-".to_string(), |v| format!("{v:.digits$}"));
     for r in reports {
         for s in r.sequences.iter().chain(std::iter::once(&r.overall)) {
-            let pen = s
-                .penetration_pct
-                .map_or("-".to_string(), |p| format!("{p:.2}"));
             out += &format!(
-                "{:<28} {:<16} {:>6} {:>10.3} {:>8.2} {:>8} {:>11.4e} {:>11.4e} {:>9.4} {:>7.1}\n",
-                truncate(&r.checkpoint, 28),
-                truncate(&s.motion, 16),
+                "{:<24} {:<14} {:>6} {:>9.3} {:>7.2} {:>6} {:>6} {:>7} {:>7} {:>7} {:>7} {:>8} {:>7} {:>10.4e} {:>10.4e} {:>8.4} {:>5.1}\n",
+                truncate(&r.checkpoint, 24),
+                truncate(&s.motion, 14),
                 s.frames,
                 s.c_mean,
                 s.pct_over_0_01,
-                pen,
+                opt(s.penetration_pct, 2),
+                opt(s.far_pct, 1),
+                opt(s.lbs_centroid_cm, 1),
+                opt(s.ref_mean_cm, 2),
+                opt(s.ref_p95_cm, 2),
+                opt(s.ref_centroid_cm_max, 1),
+                opt(s.stretch_vs_ref, 2),
+                opt(s.lbs_centroid_cm_max, 1),
                 s.stretch,
                 s.bend,
                 s.sec_per_frame,
@@ -168,7 +293,9 @@ pub fn table(reports: &[CheckpointReport]) -> String {
             );
         }
     }
-    out + "skip% = frames where the analysis skipped an intersection path (one that does not separate the surface, or a degenerate split); C leaves those paths out there.\n"
+    out + "far% = vertices > 10 cm outside the body; LBSc = centroid distance to the skinned garment's (mean; LBScmax the worst frame); \
+ref cm / ref p95 = mean / 95th-percentile vertex distance to the reference frames (mean over frames); refc max = worst-frame centroid distance to the reference; \
+str/ref = stretching energy over the reference's; skip% = frames where the analysis skipped an intersection path (C leaves those paths out there).\n"
 }
 
 fn truncate(s: &str, width: usize) -> String {
@@ -192,6 +319,16 @@ mod tests {
             stretch: 2.0,
             bend: 4.0,
             skipped_paths: 0,
+            far_percent: Some(10.0),
+            lbs_centroid: Some(0.02),
+            reference: Some((
+                VertexDistance {
+                    mean: 0.01,
+                    p95: 0.03,
+                    centroid: c,
+                },
+                1.0,
+            )),
         }
     }
 
@@ -218,6 +355,13 @@ mod tests {
         assert!((all.c_mean - 25.0 / 3.0).abs() < 1e-12);
         assert_eq!(all.sec_per_frame, 1.0);
         assert!((all.pct_frames_skipped_path - 100.0 / 3.0).abs() < 1e-12);
+        assert_eq!(all.far_pct, Some(10.0));
+        assert!((all.lbs_centroid_cm.unwrap() - 2.0).abs() < 1e-12);
+        assert!((all.ref_mean_cm.unwrap() - 1.0).abs() < 1e-12);
+        assert!((all.ref_p95_cm_max.unwrap() - 3.0).abs() < 1e-12);
+        // The reference centroid distance is the frame's C here: worst 2 cm.
+        assert!((all.ref_centroid_cm_max.unwrap() - 2.0).abs() < 1e-12);
+        assert!((all.stretch_vs_ref.unwrap() - 2.0).abs() < 1e-12);
         let json = serde_json::to_value(&all).unwrap();
         for key in [
             "motion",
@@ -229,6 +373,12 @@ mod tests {
             "bend",
             "sec_per_frame",
             "pct_frames_skipped_path",
+            "far_pct",
+            "lbs_centroid_cm",
+            "ref_mean_cm",
+            "ref_p95_cm",
+            "ref_centroid_cm_max",
+            "stretch_vs_ref",
         ] {
             assert!(json.get(key).is_some(), "{key}");
         }

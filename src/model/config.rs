@@ -39,9 +39,45 @@ pub struct ModelConfig {
     pub self_collision_keep_mesh_edges: bool,
     /// Steps during which the input normalisers accumulate statistics.
     pub normalizer_steps: usize,
-    /// The decoder's unit output is this acceleration, in m per frame²
-    /// (gravity at 30 fps is 9.81/900 ≈ 0.011); keeps the first outputs small.
+    /// The decoder's unit output is this acceleration, in m per frame² at
+    /// 30 fps (gravity is 9.81/900 ≈ 0.011); keeps the first outputs small.
+    /// With [`Integration::Skinned`] it scales with dt² at other steps.
     pub acceleration_scale: f64,
+    /// The frame the network's acceleration is integrated in; see
+    /// [`Integration`]. Checkpoints without the field are `World`.
+    pub integration: Integration,
+}
+
+/// The step the acceleration scale is stated for (s): 30 fps.
+pub const SCALE_DT: f64 = 1.0 / 30.0;
+
+/// How a predicted acceleration a (m per frame²) becomes the next positions.
+///
+/// With x the garment, s the garment skinned (LBS) to the body at the same
+/// frames and dt the step:
+///
+/// - `World` (HOOD): x_{t+1} = 2x_t − x_{t−1} + a; node velocities x_t − x_{t−1}
+///   and the acceleration input g + a_ext are world quantities. At a = 0 the
+///   garment flies on in a straight line whatever the body does, so a network
+///   that has not learned every force leaves the body.
+/// - `Skinned`: the same integration in the frame that moves with the skinned
+///   garment, x_{t+1} = 2x_t − x_{t−1} + (s_{t+1} − 2s_t + s_{t−1}) + a. Node
+///   velocities are relative to the skinned motion, (x_t − x_{t−1}) −
+///   (s_t − s_{t−1}); the acceleration input of garment vertex v is
+///   g + a_ext − (s_{t+1} − 2s_t + s_{t−1})_v / dt² (the fictitious force of the
+///   accelerating frame); body nodes have zero velocity in this frame. At a = 0
+///   the garment keeps its velocity relative to the body, so from rest it
+///   follows the body exactly as skinning does; the losses are unchanged (world
+///   physics), only what the network has to learn is. The network's unit
+///   output is an acceleration (`acceleration_scale` m per frame² at 30 fps,
+///   i.e. ×(dt·30)² at a step of dt), so gravity is the same output at the
+///   1/3 s settling step as at 1/30 s; in `World` it is a displacement of
+///   `acceleration_scale` m whatever the step.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Integration {
+    #[default]
+    World,
+    Skinned,
 }
 
 impl Default for ModelConfig {
@@ -58,6 +94,7 @@ impl Default for ModelConfig {
             self_collision_keep_mesh_edges: false,
             normalizer_steps: 100,
             acceleration_scale: 0.01,
+            integration: Integration::World,
         }
     }
 }
@@ -77,6 +114,15 @@ impl ModelConfig {
             architecture: "f,c0,s|f,c0,s|d:c0|u:f,c0,s|f,c0,s|f,s".to_string(),
             coarse_levels: 1,
             ..Self::default()
+        }
+    }
+
+    /// Displacement (m) of a free vertex per unit of network output at a
+    /// step of `dt` seconds (see [`Integration`]).
+    pub fn displacement_scale(&self, dt: f64) -> f64 {
+        match self.integration {
+            Integration::World => self.acceleration_scale,
+            Integration::Skinned => self.acceleration_scale * (dt / SCALE_DT).powi(2),
         }
     }
 

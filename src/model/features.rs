@@ -98,6 +98,9 @@ pub struct NodeState {
     pub normal: Vec3,
     /// Mass in kg (a body node passes 1, i.e. ln m = 0).
     pub mass: f64,
+    /// Acceleration the node feels besides the cloth's forces (m/s²): gravity
+    /// plus the external acceleration, in the frame it is integrated in.
+    pub acceleration: Vec3,
 }
 
 /// Appends one node row to `out` (`out.cols` = [`node_feature_count`]).
@@ -113,7 +116,7 @@ pub fn push_node(out: &mut Features, node: &NodeState, constants: &StepConstants
             .chain(node.normal.iter().copied())
             .chain([constants.dt, node.mass.max(f64::MIN_POSITIVE).ln()])
             .chain(constants.material)
-            .chain(constants.external_acceleration.iter().copied()),
+            .chain(node.acceleration.iter().copied()),
     );
 }
 

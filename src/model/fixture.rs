@@ -85,6 +85,8 @@ impl TubeScene {
             prev_positions: &self.prev_positions,
             pinned: &self.pinned,
             pin_targets: &self.positions,
+            skinned: &self.prev_positions,
+            skinned_prev: &self.prev_positions,
             vertex_mass: &self.vertex_mass,
             body: &self.body.positions,
             body_next: &self.body_next,

@@ -21,7 +21,7 @@ pub mod step_graph;
 pub mod trainer;
 
 pub use architecture::{Architecture, EdgeKind};
-pub use config::ModelConfig;
+pub use config::{Integration, ModelConfig};
 pub use network::{GraphNet, GraphTensors};
 pub use simulator::NeuralSimulator;
 pub use step_graph::{GarmentGraph, Normalizers, StepGraph, StepInputs};

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::architecture::{Architecture, EdgeKind};
 use super::coarse::CoarseLevels;
-use super::config::ModelConfig;
+use super::config::{Integration, ModelConfig};
 use super::features::{self, Features, NodeState, NodeType, StepConstants};
 use super::graph::{self, EdgeSet};
 use super::normalizer::Normalizer;
@@ -59,8 +59,14 @@ pub struct StepInputs<'a> {
     pub prev_positions: &'a [Vec3],
     /// Per garment vertex: follows `pin_targets` instead of the network.
     pub pinned: &'a [bool],
-    /// Positions at t+1 of pinned vertices (skinned); read only where pinned.
+    /// The garment skinned (LBS) to the body at t+1: the targets of pinned
+    /// vertices, and with [`Integration::Skinned`] the frame the free ones
+    /// are integrated in.
     pub pin_targets: &'a [Vec3],
+    /// The garment skinned at the frames of `positions` and `prev_positions`
+    /// (read only with [`Integration::Skinned`]; may be empty otherwise).
+    pub skinned: &'a [Vec3],
+    pub skinned_prev: &'a [Vec3],
     /// Lumped vertex masses (kg).
     pub vertex_mass: &'a [f64],
     /// Posed body vertices at t.
@@ -146,6 +152,9 @@ pub struct StepGraph {
     pub base_positions: Vec<[f32; 3]>,
     /// 1 for free vertices, 0 for pinned ones.
     pub free: Vec<f32>,
+    /// Displacement (m) of a free vertex per unit of network output this
+    /// step (see [`ModelConfig::displacement_scale`]).
+    pub displacement_scale: f64,
 }
 
 impl StepGraph {
@@ -156,7 +165,7 @@ impl StepGraph {
         config: &ModelConfig,
         arch: &Architecture,
     ) -> Result<Self> {
-        check_inputs(garment, inputs)?;
+        check_inputs(garment, inputs, config)?;
         let n = garment.num_vertices();
         let x = inputs.positions;
         let constants = StepConstants {
@@ -175,9 +184,12 @@ impl StepGraph {
             features::node_feature_count(config.coarse_levels),
         );
         let normals = features::vertex_normals(x, &garment.rest.faces);
+        let frame = BodyFrame::new(config.integration, inputs);
         for v in 0..n {
             let state = NodeState {
-                velocity: x[v] - inputs.prev_positions[v],
+                velocity: x[v] - inputs.prev_positions[v] - frame.velocity(v),
+                acceleration: constants.external_acceleration
+                    - frame.acceleration(v) / (inputs.dt * inputs.dt),
                 kind: if inputs.pinned[v] {
                     NodeType::Pinned
                 } else {
@@ -192,7 +204,11 @@ impl StepGraph {
         let body_normals = features::vertex_normals(inputs.body, inputs.body_faces);
         for &b in &body_vertex {
             let state = NodeState {
-                velocity: inputs.body_next[b] - inputs.body[b],
+                velocity: match config.integration {
+                    Integration::World => inputs.body_next[b] - inputs.body[b],
+                    Integration::Skinned => Vec3::zeros(),
+                },
+                acceleration: constants.external_acceleration,
                 kind: NodeType::Body,
                 depth: 0,
                 normal: body_normals[b],
@@ -260,7 +276,7 @@ impl StepGraph {
                 let p = if inputs.pinned[v] {
                     inputs.pin_targets[v]
                 } else {
-                    2.0 * x[v] - inputs.prev_positions[v]
+                    2.0 * x[v] - inputs.prev_positions[v] + frame.acceleration(v)
                 };
                 [p.x as f32, p.y as f32, p.z as f32]
             })
@@ -277,6 +293,7 @@ impl StepGraph {
             edge_sets,
             base_positions,
             free,
+            displacement_scale: config.displacement_scale(inputs.dt),
         })
     }
 
@@ -311,8 +328,39 @@ impl StepGraph {
     }
 }
 
+/// The moving frame the garment is integrated in ([`Integration`]): its
+/// velocity s_t − s_{t−1} and acceleration s_{t+1} − 2s_t + s_{t−1} at each
+/// garment vertex (m per frame and per frame²); zero in the world frame.
+struct BodyFrame<'a> {
+    skinned: Option<(&'a [Vec3], &'a [Vec3], &'a [Vec3])>,
+}
+
+impl<'a> BodyFrame<'a> {
+    fn new(integration: Integration, inputs: &StepInputs<'a>) -> Self {
+        BodyFrame {
+            skinned: match integration {
+                Integration::World => None,
+                Integration::Skinned => {
+                    Some((inputs.skinned_prev, inputs.skinned, inputs.pin_targets))
+                }
+            },
+        }
+    }
+
+    fn velocity(&self, v: usize) -> Vec3 {
+        self.skinned
+            .map_or(Vec3::zeros(), |(prev, now, _)| now[v] - prev[v])
+    }
+
+    fn acceleration(&self, v: usize) -> Vec3 {
+        self.skinned.map_or(Vec3::zeros(), |(prev, now, next)| {
+            next[v] - 2.0 * now[v] + prev[v]
+        })
+    }
+}
+
 /// Slice lengths and finiteness, so bad input is an error, not a panic.
-fn check_inputs(garment: &GarmentGraph, inputs: &StepInputs) -> Result<()> {
+fn check_inputs(garment: &GarmentGraph, inputs: &StepInputs, config: &ModelConfig) -> Result<()> {
     let n = garment.num_vertices();
     let lengths = [
         ("positions", inputs.positions.len()),
@@ -321,7 +369,15 @@ fn check_inputs(garment: &GarmentGraph, inputs: &StepInputs) -> Result<()> {
         ("pin_targets", inputs.pin_targets.len()),
         ("vertex_mass", inputs.vertex_mass.len()),
     ];
-    if let Some((name, len)) = lengths.iter().find(|(_, len)| *len != n) {
+    let skinned = [
+        ("skinned", inputs.skinned.len()),
+        ("skinned_prev", inputs.skinned_prev.len()),
+    ];
+    let needed = match config.integration {
+        Integration::World => &[][..],
+        Integration::Skinned => &skinned[..],
+    };
+    if let Some((name, len)) = lengths.iter().chain(needed).find(|(_, len)| *len != n) {
         return Err(Error::invalid(format!(
             "step inputs: {name} has {len} entries, the garment has {n} vertices"
         )));
@@ -349,6 +405,8 @@ fn check_inputs(garment: &GarmentGraph, inputs: &StepInputs) -> Result<()> {
         inputs.prev_positions,
         inputs.body,
         inputs.body_next,
+        inputs.skinned,
+        inputs.skinned_prev,
     ];
     let valid = all_points.iter().all(|s| s.iter().all(finite))
         && inputs.dt.is_finite()

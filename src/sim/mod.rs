@@ -24,19 +24,28 @@ pub const DT: f64 = 1.0 / FPS;
 /// Time step of the settling step against the static body (s).
 pub const SETTLE_DT: f64 = 1.0 / 3.0;
 
-/// Garment positions now and one frame ago; velocity per frame is x − x_prev.
+/// Garment positions now and one frame ago (velocity per frame is
+/// x − x_prev), and the garment skinned to the body at those two frames.
 #[derive(Clone, Debug, PartialEq)]
 pub struct GarmentState {
     pub x: Vec<Vec3>,
     pub x_prev: Vec<Vec3>,
+    /// The garment skinned (LBS) at the frame of `x`: the body-driven motion
+    /// a model with `Integration::Skinned` integrates relative to.
+    pub skinned: Vec<Vec3>,
+    /// The same at the frame of `x_prev` (equal to `skinned` at rest).
+    pub skinned_prev: Vec<Vec3>,
 }
 
 impl GarmentState {
-    /// At rest at `x` (zero velocity).
-    pub fn at_rest(x: Vec<Vec3>) -> Self {
+    /// At rest at `x` (zero velocity) on a body at rest, where the garment
+    /// skinned to that body is `skinned`.
+    pub fn at_rest(x: Vec<Vec3>, skinned: Vec<Vec3>) -> Self {
         GarmentState {
             x_prev: x.clone(),
             x,
+            skinned_prev: skinned.clone(),
+            skinned,
         }
     }
 
@@ -49,15 +58,19 @@ impl GarmentState {
             .collect()
     }
 
-    /// Moves on to `next`; after a settling step the velocity is zeroed,
-    /// as the reference solver does.
-    pub fn advance(&mut self, next: Vec<Vec3>, settled: bool) {
-        self.x_prev = if settled {
-            next.clone()
+    /// Moves on to `next`, where the garment skinned to the body is
+    /// `skinned_next`; after a settling step the velocity is zeroed, as the
+    /// reference solver does (the garment and the body both at rest).
+    pub fn advance(&mut self, next: Vec<Vec3>, skinned_next: Vec<Vec3>, settled: bool) {
+        if settled {
+            self.x_prev.clone_from(&next);
+            self.skinned_prev.clone_from(&skinned_next);
         } else {
-            std::mem::replace(&mut self.x, next.clone())
-        };
+            self.x_prev = std::mem::replace(&mut self.x, next.clone());
+            self.skinned_prev = std::mem::replace(&mut self.skinned, skinned_next.clone());
+        }
         self.x = next;
+        self.skinned = skinned_next;
     }
 }
 
@@ -117,6 +130,8 @@ pub fn build_step_graph(
         prev_positions: &state.x_prev,
         pinned: &cached.pinned,
         pin_targets: &bodies.pin_targets,
+        skinned: &state.skinned,
+        skinned_prev: &state.skinned_prev,
         vertex_mass: &cached.masses,
         body: &bodies.body_now,
         body_next: &bodies.body_next.positions,
@@ -134,10 +149,12 @@ mod tests {
 
     #[test]
     fn advance_keeps_velocity_except_after_settling() {
-        let mut s = GarmentState::at_rest(vec![Vec3::zeros()]);
-        s.advance(vec![Vec3::x()], false);
+        let mut s = GarmentState::at_rest(vec![Vec3::zeros()], vec![Vec3::y()]);
+        s.advance(vec![Vec3::x()], vec![2.0 * Vec3::y()], false);
         assert_eq!(s.velocity(0.5)[0], Vec3::new(2.0, 0.0, 0.0));
-        s.advance(vec![Vec3::new(3.0, 0.0, 0.0)], true);
+        assert_eq!(s.skinned[0] - s.skinned_prev[0], Vec3::y());
+        s.advance(vec![Vec3::new(3.0, 0.0, 0.0)], vec![Vec3::z()], true);
         assert_eq!(s.velocity(1.0)[0], Vec3::zeros());
+        assert_eq!(s.skinned_prev, s.skinned);
     }
 }

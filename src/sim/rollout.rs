@@ -57,7 +57,8 @@ pub fn rollout(
         )));
     }
     let cached = GarmentModelInputs::new(scene, &options.conditions.material, &model.config)?;
-    let mut state = GarmentState::at_rest(scene.skinned_garment(frames.start));
+    let skinned = scene.skinned_garment(frames.start);
+    let mut state = GarmentState::at_rest(skinned.clone(), skinned);
     let mut summary = RolloutSummary::default();
     let mut previous = None;
     for frame in frames {
@@ -82,7 +83,7 @@ pub fn rollout(
                 "the model produced a non-finite position at vertex {v} in frame {frame}"
             )));
         }
-        state.advance(next, previous.is_none());
+        state.advance(next, bodies.pin_targets.clone(), previous.is_none());
         summary.seconds += start.elapsed().as_secs_f64();
         summary.frames += 1;
         on_frame(frame, &state.x, &bodies)?;

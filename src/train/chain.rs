@@ -55,11 +55,13 @@ impl Carried {
     }
 
     /// The sample that continues this state for `rollout` frames (no
-    /// settling), if the window it came from still holds them.
+    /// settling), if the window it came from still holds them;
+    /// `skinned(motion, frame)` is the garment skinned to that frame.
     pub fn continuation(
         &self,
         windows: &[Range<usize>],
         rollout: usize,
+        skinned: &impl Fn(usize, usize) -> Vec<Vec3>,
     ) -> Option<(Sample, GarmentState)> {
         let window = windows.get(self.motion)?;
         if !window.contains(&self.frame) || self.frame + rollout >= window.end {
@@ -77,6 +79,8 @@ impl Carried {
         let state = GarmentState {
             x: self.x.clone(),
             x_prev: self.x_prev.clone(),
+            skinned: skinned(self.motion, self.frame),
+            skinned_prev: skinned(self.motion, self.frame.saturating_sub(1)),
         };
         Some((sample, state))
     }
@@ -91,9 +95,10 @@ pub fn maybe_continue(
     carried: Option<&Carried>,
     windows: &[Range<usize>],
     rollout: usize,
+    skinned: &impl Fn(usize, usize) -> Vec<Vec3>,
 ) -> Option<(Sample, GarmentState)> {
     let carried = carried.filter(|_| probability > 0.0)?;
-    let next = carried.continuation(windows, rollout)?;
+    let next = carried.continuation(windows, rollout, skinned)?;
     (rng.random::<f64>() < probability).then_some(next)
 }
 
@@ -116,7 +121,14 @@ mod tests {
         GarmentState {
             x: vec![Vec3::new(0.0, 1.0, 2.0), Vec3::new(0.1, 0.2, 0.3)],
             x_prev: vec![Vec3::new(0.0, 1.0, 2.5), Vec3::new(0.1, 0.2, 0.1)],
+            skinned: skinned(1, 110),
+            skinned_prev: skinned(1, 109),
         }
+    }
+
+    /// A stand-in for the scene's skinned garment that names its frame.
+    fn skinned(motion: usize, frame: usize) -> Vec<Vec3> {
+        vec![Vec3::new(motion as f64, frame as f64, 0.0); 2]
     }
 
     #[test]
@@ -124,10 +136,10 @@ mod tests {
         let windows = [0..10, 100..120];
         let carried = Carried::after(&sample(105), 5, state()).unwrap();
         assert_eq!(carried.frame, 110);
-        let (next, s) = carried.continuation(&windows, 9).unwrap();
+        let (next, s) = carried.continuation(&windows, 9, &skinned).unwrap();
         assert_eq!((next.motion, next.start, next.settle), (1, 110, false));
         assert_eq!(s, state());
-        assert!(carried.continuation(&windows, 10).is_none());
+        assert!(carried.continuation(&windows, 10, &skinned).is_none());
     }
 
     #[test]
@@ -143,11 +155,13 @@ mod tests {
         let carried = Carried::after(&sample(100), 1, state()).unwrap();
         let mut rng = ChaCha8Rng::seed_from_u64(4);
         let untouched = rng.clone();
-        assert!(maybe_continue(&mut rng, 0.0, Some(&carried), &windows, 1).is_none());
+        assert!(maybe_continue(&mut rng, 0.0, Some(&carried), &windows, 1, &skinned).is_none());
         assert_eq!(rng, untouched);
-        assert!(maybe_continue(&mut rng, 1.0, Some(&carried), &windows, 1).is_some());
+        assert!(maybe_continue(&mut rng, 1.0, Some(&carried), &windows, 1, &skinned).is_some());
         let hits = (0..2000)
-            .filter(|_| maybe_continue(&mut rng, 0.25, Some(&carried), &windows, 1).is_some())
+            .filter(|_| {
+                maybe_continue(&mut rng, 0.25, Some(&carried), &windows, 1, &skinned).is_some()
+            })
             .count();
         assert!((400..600).contains(&hits), "{hits}");
     }

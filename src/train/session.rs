@@ -208,6 +208,7 @@ pub fn train(config: &RunConfig, options: &TrainOptions) -> Result<TrainSummary>
             carried.as_ref(),
             &windows,
             rollout,
+            &|motion, frame| scenes[motion].skinned_garment(frame),
         );
         let (sample, state) = match continued {
             Some(next) => next,
@@ -222,8 +223,8 @@ pub fn train(config: &RunConfig, options: &TrainOptions) -> Result<TrainSummary>
                 .ok_or_else(|| {
                     Error::invalid(format!("no motion window is longer than {rollout} frames"))
                 })?;
-                let mut state =
-                    GarmentState::at_rest(scenes[sample.motion].skinned_garment(sample.start));
+                let skinned = scenes[sample.motion].skinned_garment(sample.start);
+                let mut state = GarmentState::at_rest(skinned.clone(), skinned);
                 add_noise(&mut rng, &mut state.x, tc.initial_noise);
                 state.x_prev.clone_from(&state.x);
                 (sample, state)
@@ -527,7 +528,7 @@ impl SampleRun<'_> {
             outcome.losses.push(evaluation.total);
             bar.set_position(trainer.updates);
             bar.set_message(format!("loss {:.3e} stage {stage}", evaluation.total));
-            state.advance(x, settling);
+            state.advance(x, bodies.pin_targets.clone(), settling);
         }
         outcome.end = Some(state);
         Ok(outcome)

@@ -13,13 +13,13 @@ use std::path::{Path, PathBuf};
 
 use super::config::Validation;
 use crate::collide::SelfCollisionConfig;
+use crate::eval::sequence::evaluate_rollout;
 use crate::eval::{FrameEvaluator, SequenceReport, SequenceStats};
 use crate::model::NeuralSimulator;
-use crate::sim::{RolloutOptions, Scene, rollout};
+use crate::sim::{RolloutOptions, Scene};
 use crate::{Error, Result};
 
-const HEADER: &str =
-    "update,frames,C_mean,pct_over_0_01,penetration_pct,stretch,bend,sec_per_frame";
+const HEADER: &str = "update,frames,C_mean,pct_over_0_01,penetration_pct,stretch,bend,sec_per_frame,far_pct,lbs_centroid_cm,lbs_centroid_cm_max";
 
 /// The held-out window, its evaluator and the CSV it appends to.
 pub struct Validator {
@@ -103,36 +103,43 @@ impl Validator {
 
     /// Rolls out the window, appends a row for `update` and returns it.
     pub fn run(&self, model: &NeuralSimulator, update: u64) -> Result<SequenceReport> {
-        let mut stats = SequenceStats::default();
-        let summary = rollout(
+        let stats = evaluate_rollout(
             model,
             &self.scene,
             self.frames.clone(),
             &RolloutOptions::default(),
-            |_, x, bodies| {
-                stats
-                    .frames
-                    .push(self.evaluator.frame(x, Some(bodies.query()?))?);
-                Ok(())
-            },
+            &self.evaluator,
+            None,
+            || {},
         );
-        // A model that diverges on held-out frames is a result, not an error.
-        stats.seconds = summary.map_or(f64::NAN, |s| s.seconds);
-        let r = stats.report(&self.scene.motion.source);
+        // A model that diverges on the window is a result, not an error: its
+        // row has no frames and NaN scores, and it is never the best.
+        let stats = stats.unwrap_or_else(|_| SequenceStats {
+            frames: Vec::new(),
+            seconds: f64::NAN,
+        });
+        let mut r = stats.report(&self.scene.motion.source);
+        if r.frames == 0 {
+            r.c_mean = f64::NAN;
+            r.pct_over_0_01 = f64::NAN;
+        }
         let mut file = std::fs::OpenOptions::new()
             .append(true)
             .open(&self.path)
             .map_err(|e| Error::io(&self.path, e))?;
         writeln!(
             file,
-            "{update},{},{},{},{},{},{},{}",
+            "{update},{},{},{},{},{},{},{},{},{},{}",
             r.frames,
             r.c_mean,
             r.pct_over_0_01,
             r.penetration_pct.unwrap_or(f64::NAN),
             r.stretch,
             r.bend,
-            r.sec_per_frame
+            r.sec_per_frame,
+            r.far_pct.unwrap_or(f64::NAN),
+            r.lbs_centroid_cm.unwrap_or(f64::NAN),
+            r.lbs_centroid_cm_max.unwrap_or(f64::NAN),
         )
         .map_err(|e| Error::io(&self.path, e))?;
         Ok(r)

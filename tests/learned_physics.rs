@@ -1,0 +1,199 @@
+//! Physics a trained network must have learned, each in a scene small
+//! enough to train in seconds: a sheet far from any body falls as backward
+//! Euler says, and the shipped T-shirt rides on a body that translates at
+//! constant speed.
+
+use std::path::Path;
+
+use senc::Vec3;
+use senc::body::Body;
+use senc::config::RunConfig;
+use senc::eval::plausibility::{FAR_FROM_BODY, centroid, far_from_body_percent};
+use senc::garment::Garment;
+use senc::garment::config::GarmentConfig;
+use senc::mesh::write_ply_simple;
+use senc::model::{Integration, ModelConfig, checkpoint};
+use senc::motion::Motion;
+use senc::physics::Material;
+use senc::physics::shapes::cloth_sheet;
+use senc::sim::{Conditions, DT, RolloutOptions, Scene, rollout};
+use senc::train::config::{MotionWindow, TrainConfig};
+use senc::train::schedule::{LearningRate, RolloutRamp};
+use senc::train::{TrainOptions, checkpoint_dir, train};
+
+/// A 0.4 m sheet of 6 × 6 vertices, 1.5 m beside the body's right and
+/// 1.2 m up: no body contact ever, no pins.
+fn far_sheet(dir: &Path) -> std::path::PathBuf {
+    let mut sheet = cloth_sheet(6, 0.4, 1.2);
+    for p in &mut sheet.positions {
+        p.x += 1.5;
+    }
+    let path = dir.join("sheet.ply");
+    write_ply_simple(&path, &sheet).unwrap();
+    path
+}
+
+/// A tiny network trained on the far sheet along the first frames of
+/// 01_01 (the body barely moves there; the sheet is skinned to its nearest
+/// bone all the same).
+fn free_fall_config(sheet: &Path, steps: u64) -> RunConfig {
+    RunConfig {
+        garment: GarmentConfig {
+            name_or_path: sheet.display().to_string(),
+            resolution: 0,
+            ..Default::default()
+        },
+        model: ModelConfig {
+            latent: 16,
+            architecture: "f|f|f".into(),
+            coarse_levels: 0,
+            normalizer_steps: 20,
+            integration: Integration::Skinned,
+            ..ModelConfig::cpu()
+        },
+        train: TrainConfig {
+            steps,
+            seed: 1,
+            learning_rate: LearningRate {
+                base: 3e-3,
+                warmup: 0,
+                decay: 0.5,
+                decay_every: 400,
+            },
+            rollout: RolloutRamp {
+                start: 1,
+                max: 6,
+                every: 100,
+            },
+            continue_probability: 0.7,
+            motions: vec![MotionWindow {
+                motion: "01_01".into(),
+                frames: "0:60".into(),
+                mirror: false,
+                speed: 1.0,
+            }],
+            validation: None,
+            initial_noise: 0.0,
+            material: Some(Material::default()),
+            max_external_acceleration: 0.0,
+            checkpoint_every: 10_000,
+            ..TrainConfig::default()
+        },
+        ..RunConfig::default()
+    }
+}
+
+/// Backward Euler from rest with gravity alone drops a free vertex by
+/// g·dt²·k(k+1)/2 after k steps: the network, trained on the energies only,
+/// must follow that within a few per cent over 30 frames, with a speed that
+/// keeps growing (a network that has learned to hover, or to coast at a
+/// constant speed, fails).
+#[test]
+fn a_sheet_far_from_the_body_falls_freely() {
+    let dir = tempfile::tempdir().unwrap();
+    let sheet = far_sheet(dir.path());
+    let run = dir.path().join("run");
+    let config = free_fall_config(&sheet, 1200);
+    train(
+        &config,
+        &TrainOptions {
+            out: run.clone(),
+            resume: false,
+            init_from: None,
+            device: burn::tensor::Device::flex(),
+            progress: false,
+        },
+    )
+    .unwrap();
+    let model = checkpoint::load(&checkpoint_dir(&run), &burn::tensor::Device::flex()).unwrap();
+    let body = Body::makehuman().unwrap();
+    let garment = Garment::from_config(&config.garment, &body).unwrap();
+    let motion = Motion::load(Path::new("01_01"), &body).unwrap();
+    let scene = Scene::new(body, garment, motion);
+    let mut heights = Vec::new();
+    rollout(
+        &model,
+        &scene,
+        0..31,
+        &RolloutOptions::default(),
+        |_, x, _| {
+            heights.push(centroid(x).y);
+            Ok(())
+        },
+    )
+    .unwrap();
+    let g = 9.81 * DT * DT;
+    let settled = heights[0];
+    let mut speeds = Vec::new();
+    for k in 1..heights.len() {
+        let expected = g * (k * (k + 1)) as f64 / 2.0;
+        let dropped = settled - heights[k];
+        if k >= 10 {
+            assert!(
+                (dropped - expected).abs() < 0.05 * expected,
+                "frame {k}: dropped {dropped:.4} m, free fall {expected:.4} m ({heights:?})"
+            );
+        }
+        speeds.push((heights[k - 1] - heights[k]) / DT);
+    }
+    for w in speeds.windows(2).skip(5) {
+        assert!(w[1] > w[0], "the speed must keep growing: {speeds:?}");
+    }
+}
+
+/// The body of 01_01's first frame, carried at 1.2 m/s along +x and
+/// 0.5 m/s along −z for 60 frames, without moving a limb.
+fn translating_motion(body: &Body) -> Motion {
+    let first = Motion::load(Path::new("01_01"), body).unwrap().frames[0].clone();
+    let frames = (0..60)
+        .map(|k| {
+            let mut pose = first.clone();
+            pose.root_translation += Vec3::new(1.2, 0.0, -0.5) * (k as f64 * DT);
+            pose
+        })
+        .collect();
+    Motion {
+        frames,
+        source: "translating".into(),
+    }
+}
+
+/// The shipped T-shirt on a body carried at constant speed stays on it:
+/// after 60 frames its centroid is within 5 cm of the skinned shirt's and
+/// no more than 5 % of its vertices are over 10 cm from the body.
+#[test]
+fn the_shipped_tshirt_rides_on_a_translating_body() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("checkpoints/tshirt");
+    let model = checkpoint::load(&dir, &burn::tensor::Device::flex()).unwrap();
+    let run = senc::train::checkpoint_run_config(&dir).unwrap();
+    let body = Body::makehuman().unwrap();
+    let garment = Garment::from_config(&run.garment, &body).unwrap();
+    let motion = translating_motion(&body);
+    let scene = Scene::new(body, garment, motion);
+    let mut worst = (0.0f64, 0.0f64);
+    rollout(
+        &model,
+        &scene,
+        0..60,
+        &RolloutOptions {
+            conditions: Conditions::default(),
+        },
+        |_, x, bodies| {
+            let off = (centroid(x) - centroid(&bodies.pin_targets)).norm();
+            let far = far_from_body_percent(bodies.query()?, x, FAR_FROM_BODY);
+            worst = (worst.0.max(off), worst.1.max(far));
+            Ok(())
+        },
+    )
+    .unwrap();
+    assert!(
+        worst.0 < 0.05,
+        "centroid {:.3} m from the skinned shirt's",
+        worst.0
+    );
+    assert!(
+        worst.1 < 5.0,
+        "{:.1} % of the vertices > 10 cm off the body",
+        worst.1
+    );
+}
