@@ -33,10 +33,29 @@ fn far_sheet(dir: &Path) -> std::path::PathBuf {
     path
 }
 
-/// A tiny network trained on the far sheet along the first frames of
-/// 01_01 (the body barely moves there; the sheet is skinned to its nearest
-/// bone all the same).
-fn free_fall_config(sheet: &Path, steps: u64) -> RunConfig {
+/// 01_01's first pose held for 2 s: a BVH file with the embedded clip's
+/// skeleton and its first frame repeated (the body stands still, so the
+/// skinned frame is the world frame).
+fn still_motion(dir: &Path) -> std::path::PathBuf {
+    let text = senc::data::builtin_motion("01_01").unwrap();
+    let (header, motion) = text.split_once("MOTION").unwrap();
+    let mut lines = motion.lines().filter(|l| !l.trim().is_empty());
+    let _frames = lines.next().unwrap();
+    let frame_time = lines.next().unwrap();
+    let first = lines.next().unwrap();
+    let rows = 240; // 2 s at the clip's 120 fps
+    let mut out = format!("{header}MOTION\nFrames: {rows}\n{frame_time}\n");
+    for _ in 0..rows {
+        out += first;
+        out += "\n";
+    }
+    let path = dir.join("still.bvh");
+    std::fs::write(&path, out).unwrap();
+    path
+}
+
+/// A tiny network trained on the far sheet beside a body that stands still.
+fn free_fall_config(sheet: &Path, motion: &Path, steps: u64) -> RunConfig {
     RunConfig {
         garment: GarmentConfig {
             name_or_path: sheet.display().to_string(),
@@ -47,8 +66,9 @@ fn free_fall_config(sheet: &Path, steps: u64) -> RunConfig {
             latent: 16,
             architecture: "f|f|f".into(),
             coarse_levels: 0,
-            normalizer_steps: 20,
+            normalizer_steps: 400,
             integration: Integration::Skinned,
+            settle: false,
             ..ModelConfig::cpu()
         },
         train: TrainConfig {
@@ -67,7 +87,7 @@ fn free_fall_config(sheet: &Path, steps: u64) -> RunConfig {
             },
             continue_probability: 0.7,
             motions: vec![MotionWindow {
-                motion: "01_01".into(),
+                motion: motion.display().to_string(),
                 frames: "0:60".into(),
                 mirror: false,
                 speed: 1.0,
@@ -85,15 +105,16 @@ fn free_fall_config(sheet: &Path, steps: u64) -> RunConfig {
 
 /// Backward Euler from rest with gravity alone drops a free vertex by
 /// g·dt²·k(k+1)/2 after k steps: the network, trained on the energies only,
-/// must follow that within a few per cent over 30 frames, with a speed that
-/// keeps growing (a network that has learned to hover, or to coast at a
-/// constant speed, fails).
+/// must follow that within 5 % from the fifth frame to the thirtieth, with a
+/// speed that keeps growing (a network that has learned to hover, or to
+/// coast at a constant speed, fails).
 #[test]
 fn a_sheet_far_from_the_body_falls_freely() {
     let dir = tempfile::tempdir().unwrap();
     let sheet = far_sheet(dir.path());
+    let still = still_motion(dir.path());
     let run = dir.path().join("run");
-    let config = free_fall_config(&sheet, 1200);
+    let config = free_fall_config(&sheet, &still, 1600);
     train(
         &config,
         &TrainOptions {
@@ -108,7 +129,7 @@ fn a_sheet_far_from_the_body_falls_freely() {
     let model = checkpoint::load(&checkpoint_dir(&run), &burn::tensor::Device::flex()).unwrap();
     let body = Body::makehuman().unwrap();
     let garment = Garment::from_config(&config.garment, &body).unwrap();
-    let motion = Motion::load(Path::new("01_01"), &body).unwrap();
+    let motion = Motion::load(&still, &body).unwrap();
     let scene = Scene::new(body, garment, motion);
     let mut heights = Vec::new();
     rollout(
@@ -123,12 +144,12 @@ fn a_sheet_far_from_the_body_falls_freely() {
     )
     .unwrap();
     let g = 9.81 * DT * DT;
-    let settled = heights[0];
+    let start = heights[0];
     let mut speeds = Vec::new();
     for k in 1..heights.len() {
         let expected = g * (k * (k + 1)) as f64 / 2.0;
-        let dropped = settled - heights[k];
-        if k >= 10 {
+        let dropped = start - heights[k];
+        if k >= 5 {
             assert!(
                 (dropped - expected).abs() < 0.05 * expected,
                 "frame {k}: dropped {dropped:.4} m, free fall {expected:.4} m ({heights:?})"
@@ -136,7 +157,7 @@ fn a_sheet_far_from_the_body_falls_freely() {
         }
         speeds.push((heights[k - 1] - heights[k]) / DT);
     }
-    for w in speeds.windows(2).skip(5) {
+    for w in speeds.windows(2) {
         assert!(w[1] > w[0], "the speed must keep growing: {speeds:?}");
     }
 }

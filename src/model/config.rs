@@ -39,17 +39,22 @@ pub struct ModelConfig {
     pub self_collision_keep_mesh_edges: bool,
     /// Steps during which the input normalisers accumulate statistics.
     pub normalizer_steps: usize,
-    /// The decoder's unit output is this acceleration, in m per frame² at
-    /// 30 fps (gravity is 9.81/900 ≈ 0.011); keeps the first outputs small.
-    /// With [`Integration::Skinned`] it scales with dt² at other steps.
+    /// The decoder's unit output is this acceleration, in m per frame²
+    /// (gravity at 30 fps is 9.81/900 ≈ 0.011); keeps the first outputs small.
     pub acceleration_scale: f64,
     /// The frame the network's acceleration is integrated in; see
     /// [`Integration`]. Checkpoints without the field are `World`.
     pub integration: Integration,
+    /// Whether a rollout (and a fresh training sample) begins with the
+    /// network's settling step: one step of 1/3 s against the body held
+    /// still, whose result is the first frame (HOOD). Without it the first
+    /// frame is the garment skinned to the body, at rest, and every step is
+    /// a regular 1/30 s step: the network then never has to produce the
+    /// hundredfold larger displacement of the long step, which it fits
+    /// poorly (a settling step that tears the garment on a pose it has not
+    /// seen). Checkpoints without the field settle.
+    pub settle: bool,
 }
-
-/// The step the acceleration scale is stated for (s): 30 fps.
-pub const SCALE_DT: f64 = 1.0 / 30.0;
 
 /// How a predicted acceleration a (m per frame²) becomes the next positions.
 ///
@@ -68,11 +73,7 @@ pub const SCALE_DT: f64 = 1.0 / 30.0;
 ///   accelerating frame); body nodes have zero velocity in this frame. At a = 0
 ///   the garment keeps its velocity relative to the body, so from rest it
 ///   follows the body exactly as skinning does; the losses are unchanged (world
-///   physics), only what the network has to learn is. The network's unit
-///   output is an acceleration (`acceleration_scale` m per frame² at 30 fps,
-///   i.e. ×(dt·30)² at a step of dt), so gravity is the same output at the
-///   1/3 s settling step as at 1/30 s; in `World` it is a displacement of
-///   `acceleration_scale` m whatever the step.
+///   physics), only what the network has to learn is.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Integration {
     #[default]
@@ -95,6 +96,7 @@ impl Default for ModelConfig {
             normalizer_steps: 100,
             acceleration_scale: 0.01,
             integration: Integration::World,
+            settle: true,
         }
     }
 }
@@ -114,15 +116,6 @@ impl ModelConfig {
             architecture: "f,c0,s|f,c0,s|d:c0|u:f,c0,s|f,c0,s|f,s".to_string(),
             coarse_levels: 1,
             ..Self::default()
-        }
-    }
-
-    /// Displacement (m) of a free vertex per unit of network output at a
-    /// step of `dt` seconds (see [`Integration`]).
-    pub fn displacement_scale(&self, dt: f64) -> f64 {
-        match self.integration {
-            Integration::World => self.acceleration_scale,
-            Integration::Skinned => self.acceleration_scale * (dt / SCALE_DT).powi(2),
         }
     }
 

@@ -60,9 +60,9 @@ impl NeuralSimulator {
         GraphTensors::new(&graph, &self.device)
     }
 
-    /// Predicted positions x_{t+1} = base + scale · a (pinned vertices at
-    /// their targets; base and scale as `config.integration` says), [n, 3] in
-    /// metres; tracked by autodiff on an autodiff device.
+    /// Predicted positions x_{t+1} = base + a (pinned vertices at their
+    /// targets; the base as `config.integration` says), [n, 3] in metres;
+    /// tracked by autodiff on an autodiff device.
     pub fn predict(&self, graph: &StepGraph) -> Tensor<2> {
         let tensors = self.upload(graph);
         let accel = self.net.forward(&self.arch, &tensors);
@@ -71,7 +71,7 @@ impl NeuralSimulator {
         let base = Tensor::<2>::from_data(TensorData::new(flat, [n, 3]), &self.device);
         let free =
             Tensor::<2>::from_data(TensorData::new(graph.free.clone(), [n, 1]), &self.device);
-        base + accel.mul_scalar(graph.displacement_scale) * free
+        base + accel.mul_scalar(self.config.acceleration_scale) * free
     }
 
     /// [`predict`](Self::predict) without autodiff, read back as f64 positions.

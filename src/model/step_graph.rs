@@ -152,9 +152,6 @@ pub struct StepGraph {
     pub base_positions: Vec<[f32; 3]>,
     /// 1 for free vertices, 0 for pinned ones.
     pub free: Vec<f32>,
-    /// Displacement (m) of a free vertex per unit of network output this
-    /// step (see [`ModelConfig::displacement_scale`]).
-    pub displacement_scale: f64,
 }
 
 impl StepGraph {
@@ -293,7 +290,6 @@ impl StepGraph {
             edge_sets,
             base_positions,
             free,
-            displacement_scale: config.displacement_scale(inputs.dt),
         })
     }
 

@@ -35,8 +35,9 @@ impl RolloutSummary {
 
 /// Simulates `frames` of `scene` with `model`: the garment starts skinned to
 /// the first frame, settles against the static body for one step of
-/// [`SETTLE_DT`] (that result is the first frame), then follows the motion at
-/// 30 fps. `on_frame(frame, positions, bodies)` receives every frame in
+/// [`SETTLE_DT`] (that result is the first frame; a model with
+/// `settle: false` takes the skinned garment itself as the first frame), then
+/// follows the motion at 30 fps. `on_frame(frame, positions, bodies)` receives every frame in
 /// order, with the posed body of that frame as the step already built it (so
 /// callers that measure penetration or write the body need not pose it
 /// again; its closest-point queries are built only if asked for). The
@@ -68,6 +69,14 @@ pub fn rollout(
         };
         let start = Instant::now();
         let bodies = scene.step_bodies(now, frame)?;
+        if previous.is_none() && !model.config.settle {
+            // The first frame is the skinned garment at rest.
+            summary.seconds += start.elapsed().as_secs_f64();
+            summary.frames += 1;
+            on_frame(frame, &state.x, &bodies)?;
+            previous = Some(frame);
+            continue;
+        }
         let graph = build_step_graph(
             &cached,
             &state,

@@ -435,7 +435,11 @@ impl SampleRun<'_> {
             skipped: 0,
             end: None,
         };
-        let first = if self.sample.settle { 0 } else { 1 };
+        let first = if self.sample.settle && trainer.sim.config.settle {
+            0
+        } else {
+            1
+        };
         for j in first..=rollout {
             let timer = Instant::now();
             let settling = j == 0;
