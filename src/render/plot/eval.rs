@@ -1,0 +1,157 @@
+//! Bar charts comparing checkpoints: the `overall` row of every checkpoint
+//! in one or more `senc eval --json` outputs (`{"checkpoints": [{
+//! "checkpoint", "sequences", "overall": {"C_mean", "pct_over_0_01",
+//! "penetration_pct", "stretch", "bend", "sec_per_frame", …}}]}`, see
+//! [`crate::eval::SequenceReport`]), one chart per metric, one bar per
+//! checkpoint, its value written above it. A metric a checkpoint lacks
+//! (`penetration_pct` is null without a body) gets no bar.
+
+use std::path::Path;
+
+use plotters::prelude::*;
+
+use super::{FAMILY, color, drawing, grid, padded_range, tick_label, write_chart};
+use crate::{Error, Result};
+
+/// The metrics charted: JSON key and chart title.
+pub const EVAL_METRICS: [(&str, &str); 6] = [
+    ("C_mean", "C (×10⁻³)"),
+    ("pct_over_0_01", "% frames with C > 0.01"),
+    ("penetration_pct", "body penetration (% vertices)"),
+    ("stretch", "stretching energy (J)"),
+    ("bend", "bending energy (J)"),
+    ("sec_per_frame", "seconds per frame"),
+];
+
+/// One checkpoint's overall numbers.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CheckpointValues {
+    pub name: String,
+    /// One per [`EVAL_METRICS`] entry.
+    pub values: Vec<Option<f64>>,
+}
+
+/// Reads the checkpoints of the `senc eval --json` output at `path`.
+pub fn read_eval_json(path: &Path) -> Result<Vec<CheckpointValues>> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let json: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| Error::parse(path, format!("not JSON: {e}")))?;
+    let checkpoints = json
+        .get("checkpoints")
+        .and_then(|c| c.as_array())
+        .ok_or_else(|| {
+            Error::parse(
+                path,
+                "no `checkpoints` list: expected the output of `senc eval --json`",
+            )
+        })?;
+    checkpoints
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let overall = c
+                .get("overall")
+                .and_then(|o| o.as_object())
+                .ok_or_else(|| {
+                    Error::parse(path, format!("checkpoint {i} has no `overall` object"))
+                })?;
+            let full = c
+                .get("checkpoint")
+                .and_then(|n| n.as_str())
+                .map_or_else(|| format!("checkpoint {i}"), str::to_string);
+            let name = Path::new(&full)
+                .file_name()
+                .map_or(full.clone(), |n| n.to_string_lossy().into_owned());
+            Ok(CheckpointValues {
+                name,
+                values: EVAL_METRICS
+                    .iter()
+                    .map(|(key, _)| overall.get(*key).and_then(|v| v.as_f64()))
+                    .collect(),
+            })
+        })
+        .collect()
+}
+
+/// Writes the bar charts of the checkpoints in `reports` to `out`
+/// (`width` × `height` pixels).
+pub fn plot_eval(reports: &[&Path], out: &Path, width: usize, height: usize) -> Result<()> {
+    let mut checkpoints = Vec::new();
+    for path in reports {
+        checkpoints.extend(read_eval_json(path)?);
+    }
+    if checkpoints.is_empty() {
+        return Err(Error::invalid("no checkpoints in the eval reports"));
+    }
+    write_chart(out, width, height, |root| {
+        root.fill(&WHITE).map_err(drawing)?;
+        let areas = root.split_evenly(grid(EVAL_METRICS.len()));
+        for (m, (area, (_, title))) in areas.iter().zip(EVAL_METRICS).enumerate() {
+            draw_bars(area, title, &checkpoints, m)?;
+        }
+        Ok(())
+    })
+}
+
+/// One metric's bars.
+fn draw_bars(
+    area: &DrawingArea<BitMapBackend<'_>, plotters::coord::Shift>,
+    title: &str,
+    checkpoints: &[CheckpointValues],
+    metric: usize,
+) -> std::result::Result<(), String> {
+    let values: Vec<Option<f64>> = checkpoints
+        .iter()
+        .map(|c| c.values[metric].filter(|v| v.is_finite()))
+        .collect();
+    let (lo, hi) =
+        padded_range(values.iter().flatten().copied().chain([0.0])).unwrap_or((0.0, 1.0));
+    let (lo, hi) = (lo.min(0.0), hi + 0.1 * (hi - lo));
+    let n = checkpoints.len();
+    let mut c = ChartBuilder::on(area)
+        .caption(title, (FAMILY, 16))
+        .margin(8)
+        .x_label_area_size(30)
+        .y_label_area_size(58)
+        .build_cartesian_2d((0..n).into_segmented(), lo..hi)
+        .map_err(drawing)?;
+    c.configure_mesh()
+        .disable_x_mesh()
+        .x_labels(n)
+        .x_label_formatter(&|v| match v {
+            SegmentValue::CenterOf(i) => checkpoints
+                .get(*i)
+                .map_or(String::new(), |c| c.name.clone()),
+            _ => String::new(),
+        })
+        .y_label_formatter(&|v| tick_label(*v, false))
+        .label_style((FAMILY, 11))
+        .light_line_style(RGBColor(238, 238, 238))
+        .draw()
+        .map_err(drawing)?;
+    for (i, value) in values.iter().enumerate() {
+        let Some(v) = *value else { continue };
+        let mut bar = Rectangle::new(
+            [
+                (SegmentValue::Exact(i), 0.0),
+                (SegmentValue::Exact(i + 1), v),
+            ],
+            color(i).filled(),
+        );
+        bar.set_margin(0, 0, 10, 10);
+        c.draw_series(std::iter::once(bar)).map_err(drawing)?;
+        c.draw_series(std::iter::once(Text::new(
+            tick_label(v, false),
+            (SegmentValue::CenterOf(i), v),
+            (FAMILY, 11)
+                .into_font()
+                .color(&BLACK)
+                .pos(plotters::style::text_anchor::Pos::new(
+                    plotters::style::text_anchor::HPos::Center,
+                    plotters::style::text_anchor::VPos::Bottom,
+                )),
+        )))
+        .map_err(drawing)?;
+    }
+    Ok(())
+}
