@@ -113,7 +113,8 @@ fn draw_bars(
         .margin(8)
         .x_label_area_size(30)
         .y_label_area_size(58)
-        .build_cartesian_2d((0..n).into_segmented(), lo..hi)
+        // A discrete range includes its end: 0..n−1 gives n segments.
+        .build_cartesian_2d((0..n - 1).into_segmented(), lo..hi)
         .map_err(drawing)?;
     c.configure_mesh()
         .disable_x_mesh()
@@ -126,7 +127,8 @@ fn draw_bars(
         })
         .y_label_formatter(&|v| tick_label(*v, false))
         .label_style((FAMILY, 11))
-        .light_line_style(RGBColor(238, 238, 238))
+        .light_line_style(RGBColor(242, 242, 242))
+        .max_light_lines(2)
         .draw()
         .map_err(drawing)?;
     for (i, value) in values.iter().enumerate() {

@@ -107,21 +107,29 @@ fn padded_range(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
     Some((lo - pad, hi + pad))
 }
 
-/// Tick label of `v` on a linear axis, or of 10^v on a log axis.
+/// Tick label of `v` on a linear axis, or of 10^v on a log axis (two
+/// significant digits there: ticks between powers of ten fall on
+/// half-decades such as 10^1.5 ≈ 32).
 fn tick_label(v: f64, log: bool) -> String {
-    let v = if log { 10f64.powf(v) } else { v };
+    let (v, digits) = if log { (10f64.powf(v), 2) } else { (v, 4) };
     let a = v.abs();
-    if a == 0.0 {
-        "0".into()
-    } else if !(1e-2..1e4).contains(&a) {
-        format!("{v:.1e}")
-    } else if a >= 100.0 {
-        format!("{v:.0}")
+    if a < 1e-300 {
+        return "0".into();
+    }
+    if !(1e-2..1e5).contains(&a) {
+        let text = format!("{v:.1e}");
+        return text.replace(".0e", "e");
+    }
+    // Round to `digits` significant digits, then print without trailing zeros.
+    let magnitude = a.log10().floor() as i32;
+    let decimals = (digits - 1 - magnitude).max(0) as usize;
+    let scale = 10f64.powi(digits - 1 - magnitude);
+    let rounded = (v * scale).round() / scale;
+    let text = format!("{rounded:.decimals$}");
+    if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.').to_string()
     } else {
-        format!("{v:.3}")
-            .trim_end_matches('0')
-            .trim_end_matches('.')
-            .to_string()
+        text
     }
 }
 
@@ -147,7 +155,12 @@ mod tests {
         assert!(!wants_log([-1.0, 100.0].into_iter()));
         assert!(!wants_log([f64::NAN].into_iter()));
         assert_eq!(tick_label(2.0, true), "100");
+        assert_eq!(tick_label(1.5, true), "32");
+        assert_eq!(tick_label(-2.5, true), "3.2e-3");
+        assert_eq!(tick_label(-3.0, true), "1e-3");
         assert_eq!(tick_label(0.25, false), "0.25");
+        assert_eq!(tick_label(0.0715, false), "0.0715");
+        assert_eq!(tick_label(1500.0, false), "1500");
         assert_eq!(tick_label(1.5e-5, false), "1.5e-5");
         assert_eq!(grid(7), (3, 3));
         assert_eq!(padded_range([2.0, 2.0].into_iter()), Some((1.0, 3.0)));

@@ -4,7 +4,7 @@
 //! rollouts over updates) when the run has a `validation.csv` with rows.
 //!
 //! Smoothing is an exponential moving average s_i = s_{i−1} + α·(v_i −
-//! s_{i−1}) with α = 2/(w + 1) for a window of w = max(1, n/50) rows, the
+//! s_{i−1}) with α = 2/(w + 1) for a window of w = max(1, n/20) rows, the
 //! first value as s_0 and NaN rows skipped; it follows trends without
 //! shifting them by more than about w/2 updates.
 
@@ -152,8 +152,12 @@ fn validation_charts(table: &Table, updates: &[f64]) -> Vec<LineChart> {
         .filter(|c| !matches!(c.as_str(), "update" | "frames"))
         .filter_map(|name| {
             let values = table.column(name)?;
+            let title = super::eval::EVAL_METRICS
+                .iter()
+                .find(|(key, _)| key == name)
+                .map_or(name.as_str(), |(_, title)| title);
             values.iter().any(|v| v.is_finite()).then(|| LineChart {
-                title: format!("validation {name}"),
+                title: format!("validation: {title}"),
                 x_label: "update".into(),
                 series: vec![Series {
                     name: name.clone(),
@@ -169,7 +173,7 @@ fn validation_charts(table: &Table, updates: &[f64]) -> Vec<LineChart> {
 
 /// The exponential moving average of the module doc (NaN stays NaN).
 pub fn smooth(values: &[f64]) -> Vec<f64> {
-    let window = (values.len() / 50).max(1) as f64;
+    let window = (values.len() / 20).max(1) as f64;
     let alpha = 2.0 / (window + 1.0);
     let mut state: Option<f64> = None;
     values
@@ -250,7 +254,8 @@ fn draw_line_chart(
         .y_label_formatter(&|v| tick_label(*v, log))
         .label_style((FAMILY, 11))
         .axis_desc_style((FAMILY, 12))
-        .light_line_style(RGBColor(238, 238, 238))
+        .light_line_style(RGBColor(242, 242, 242))
+        .max_light_lines(2)
         .draw()
         .map_err(drawing)?;
     let legend = chart.series.len() > 1;
@@ -305,9 +310,9 @@ mod tests {
         assert_eq!(s[0], 2.0);
         assert!(s[2].is_nan());
         assert_eq!(s[3], 2.0);
-        let step: Vec<f64> = (0..200).map(|i| if i < 100 { 0.0 } else { 1.0 }).collect();
+        let step: Vec<f64> = (0..400).map(|i| if i < 200 { 0.0 } else { 1.0 }).collect();
         let s = smooth(&step);
-        assert!(s[99] == 0.0 && s[100] > 0.0 && s[199] > 0.99);
+        assert!(s[199] == 0.0 && s[200] > 0.0 && s[399] > 0.99);
         assert_eq!(
             finite_runs(&[(0.0, 1.0), (1.0, f64::NAN), (2.0, 1.0)]).len(),
             2
