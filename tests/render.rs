@@ -9,7 +9,7 @@ mod collide_shapes;
 
 use std::path::{Path, PathBuf};
 
-use collide_shapes::{closed_box, icosphere, merge, rigid, sheet};
+use collide_shapes::{closed_box, icosphere, sheet, turned_boxes};
 use senc::Vec3;
 use senc::collide::{LoopClosure, LossKind, SelfCollision};
 use senc::mesh::TriMesh;
@@ -17,7 +17,8 @@ use senc::mesh::ply::{PlyExtras, PlyFormat, write_ply};
 use senc::render::draw::{Extras, Layer, draw_panel};
 use senc::render::shading::{self, BACKGROUND, HIGHLIGHT};
 use senc::render::{
-    Camera, Image, Outputs, Projection, RenderOptions, Shading, View, load_scene, render,
+    Camera, Image, Outputs, Projection, RenderOptions, RenderSummary, Scene, Shading, View,
+    load_scene, render,
 };
 
 /// Pixels of `image` that are not background.
@@ -25,21 +26,27 @@ fn foreground(image: &Image) -> usize {
     image.pixels().iter().filter(|&&p| p != BACKGROUND).count()
 }
 
-/// `mesh` alone through `camera`, no floor, flat shading.
-fn silhouette(mesh: &TriMesh, camera: &Camera) -> Image {
-    let layer = Layer {
+/// `mesh` as a layer of one colour.
+fn layer(mesh: &TriMesh, color: [u8; 3]) -> Layer<'_> {
+    Layer {
         positions: &mesh.positions,
         faces: &mesh.faces,
-        color: shading::palette(0),
+        color,
         face_colors: None,
         highlighted: &[],
-    };
-    let extras = Extras {
-        shading: Shading::Flat,
-        floor: None,
-        marks: &[],
-    };
-    draw_panel(camera, &[layer], &extras).image
+    }
+}
+
+/// Flat shading, no floor, no marks.
+const PLAIN: Extras<'static> = Extras {
+    shading: Shading::Flat,
+    floor: None,
+    marks: &[],
+};
+
+/// `mesh` alone through `camera`, no floor, flat shading.
+fn silhouette(mesh: &TriMesh, camera: &Camera) -> Image {
+    draw_panel(camera, &[layer(mesh, shading::palette(0))], &PLAIN).image
 }
 
 fn assert_close(measured: f64, expected: f64, tolerance: f64, what: &str) {
@@ -144,23 +151,9 @@ fn nearer_surface_hides_farther_whatever_the_order() {
         100,
         0.1,
     );
-    fn layer(mesh: &TriMesh, color: [u8; 3]) -> Layer<'_> {
-        Layer {
-            positions: &mesh.positions,
-            faces: &mesh.faces,
-            color,
-            face_colors: None,
-            highlighted: &[],
-        }
-    }
-    let extras = Extras {
-        shading: Shading::Flat,
-        floor: None,
-        marks: &[],
-    };
     let (red, blue) = ([255, 0, 0], [0, 0, 255]);
-    let a = draw_panel(&camera, &[layer(&near, red), layer(&far, blue)], &extras).image;
-    let b = draw_panel(&camera, &[layer(&far, blue), layer(&near, red)], &extras).image;
+    let a = draw_panel(&camera, &[layer(&near, red), layer(&far, blue)], &PLAIN).image;
+    let b = draw_panel(&camera, &[layer(&far, blue), layer(&near, red)], &PLAIN).image;
     assert_eq!(a, b);
     let centre = a.get(50, 50);
     assert!(
@@ -183,20 +176,6 @@ fn nearer_surface_hides_farther_whatever_the_order() {
     );
 }
 
-/// Two boxes pushed into each other: a mesh that intersects itself.
-/// (Box B is turned a little against A, so no edge meets an edge exactly.)
-fn intersecting_boxes() -> TriMesh {
-    merge(&[
-        closed_box(Vec3::zeros(), Vec3::new(1.0, 1.0, 1.0), 2),
-        rigid(
-            &closed_box(Vec3::new(0.3, 0.4, 0.2), Vec3::new(1.3, 1.45, 1.25), 3),
-            Vec3::new(0.3, -0.5, 0.8),
-            0.1,
-            Vec3::zeros(),
-        ),
-    ])
-}
-
 fn options(size: usize) -> RenderOptions {
     RenderOptions {
         width: size,
@@ -216,20 +195,26 @@ fn write(path: &Path, mesh: &TriMesh, face_colors: Option<Vec<[u8; 3]>>) {
     write_ply(path, mesh, &extras, PlyFormat::BinaryLittleEndian).unwrap();
 }
 
-fn render_png(input: &Path, options: &RenderOptions, out: &Path) -> Image {
-    let scene = load_scene(&[input.to_path_buf()], &[], None, None).unwrap();
+/// Renders `scene` into PNG frames in `dir`.
+fn render_frames(scene: &Scene, options: &RenderOptions, dir: &Path) -> RenderSummary {
     let outputs = Outputs {
-        frames_dir: Some(out.to_path_buf()),
+        frames_dir: Some(dir.to_path_buf()),
         ..Outputs::default()
     };
-    render(&scene, options, &outputs).unwrap();
+    render(scene, options, &outputs).unwrap()
+}
+
+/// The one frame of mesh file `input`, rendered via PNG files in `out`.
+fn render_png(input: &Path, options: &RenderOptions, out: &Path) -> Image {
+    let scene = load_scene(&[input.to_path_buf()], &[], None, None).unwrap();
+    render_frames(&scene, options, out);
     Image::read_png(&out.join("frame_00000.png")).unwrap()
 }
 
 #[test]
 fn highlighting_paints_exactly_the_analysed_faces() {
     let dir = tempfile::tempdir().unwrap();
-    let mesh = intersecting_boxes();
+    let mesh = turned_boxes();
     let report = SelfCollision::new(&mesh, &LoopClosure::All)
         .unwrap()
         .evaluate(&mesh.positions, LossKind::Volume, 1.0)
@@ -291,15 +276,7 @@ fn garment_vertices_inside_the_body_are_marked() {
     let scene = load_scene(&[frames.clone()], &[], None, None).unwrap();
     let mut opts = options(128);
     opts.highlight_collisions = true;
-    let summary = render(
-        &scene,
-        &opts,
-        &Outputs {
-            frames_dir: Some(dir.path().join("out")),
-            ..Outputs::default()
-        },
-    )
-    .unwrap();
+    let summary = render_frames(&scene, &opts, &dir.path().join("out"));
     assert_eq!(summary.vertices_inside, inside);
     assert_eq!(summary.penetrated_faces, 0);
 }
@@ -355,15 +332,11 @@ fn contact_sheets_have_the_requested_grid_and_gifs_every_frame() {
     assert_eq!((image.width(), image.height()), (4 * 64, 3 * 48));
     // One input, 5 frames: ⌈√5⌉ = 3 columns, 2 rows.
     let one = load_scene(&inputs[..1], &[], None, None).unwrap();
-    render(
-        &one,
-        &opts,
-        &Outputs {
-            sheet: Some(sheet.clone()),
-            ..Outputs::default()
-        },
-    )
-    .unwrap();
+    let outputs = Outputs {
+        sheet: Some(sheet.clone()),
+        ..Outputs::default()
+    };
+    render(&one, &opts, &outputs).unwrap();
     let image = Image::read_png(&sheet).unwrap();
     assert_eq!((image.width(), image.height()), (3 * 64, 2 * 48));
     // The GIF: 4 frames of three panels side by side.
@@ -391,15 +364,7 @@ fn one_camera_for_the_whole_sequence() {
     // Orthographic: the box keeps its projected size wherever it is.
     opts.projection = Projection::Orthographic { half_height: 1.0 };
     let out = dir.path().join("out");
-    render(
-        &scene,
-        &opts,
-        &Outputs {
-            frames_dir: Some(out.clone()),
-            ..Outputs::default()
-        },
-    )
-    .unwrap();
+    render_frames(&scene, &opts, &out);
     // The box rises: the topmost drawn row moves up from frame to frame,
     // and the box keeps its size (a per-frame camera would keep it still).
     let extent = |k: usize| {
