@@ -91,15 +91,22 @@ impl Image {
         self.pixels.iter().flatten().copied().collect()
     }
 
-    /// The image as PNG bytes (8-bit RGB, fast deflate: the flat-shaded
-    /// frames compress well anyway).
+    /// The image as PNG bytes (8-bit RGB, fast deflate: frames are many).
     pub fn encode_png(&self) -> Vec<u8> {
-        encode_png(self.width, self.height, &self.to_rgb_bytes())
+        encode_png(self.width, self.height, &self.to_rgb_bytes(), false)
     }
 
-    /// Writes the image as PNG to `path`, atomically.
+    /// Writes the image as PNG to `path`, atomically (fast deflate).
     pub fn write_png(&self, path: &Path) -> Result<()> {
         crate::atomic_file::write_bytes_atomic(path, &self.encode_png())
+    }
+
+    /// Writes the image as PNG to `path`, atomically, with the strongest
+    /// deflate (a third smaller, several times slower: for single images
+    /// such as contact sheets).
+    pub fn write_png_compact(&self, path: &Path) -> Result<()> {
+        let bytes = encode_png(self.width, self.height, &self.to_rgb_bytes(), true);
+        crate::atomic_file::write_bytes_atomic(path, &bytes)
     }
 
     /// Reads an 8-bit RGB or RGBA PNG (alpha dropped): what this module
@@ -135,13 +142,18 @@ impl Image {
     }
 }
 
-/// PNG bytes of `width` × `height` RGB pixels `rgb` (3 bytes each).
-pub fn encode_png(width: usize, height: usize, rgb: &[u8]) -> Vec<u8> {
+/// PNG bytes of `width` × `height` RGB pixels `rgb` (3 bytes each), with
+/// fast or (`compact`) the strongest deflate.
+pub fn encode_png(width: usize, height: usize, rgb: &[u8], compact: bool) -> Vec<u8> {
     let mut bytes = Vec::new();
     let mut encoder = png::Encoder::new(&mut bytes, width as u32, height as u32);
     encoder.set_color(png::ColorType::Rgb);
     encoder.set_depth(png::BitDepth::Eight);
-    encoder.set_compression(png::Compression::Fast);
+    encoder.set_compression(if compact {
+        png::Compression::High
+    } else {
+        png::Compression::Fast
+    });
     // Writing into a Vec with a matching buffer length cannot fail.
     let mut writer = encoder.write_header().expect("PNG header into memory");
     writer

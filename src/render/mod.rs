@@ -262,7 +262,7 @@ pub fn render(scene: &Scene, options: &RenderOptions, outputs: &Outputs) -> Resu
                 })
             })
             .collect();
-        sheet::compose(layout, options.width, options.height, &tiles).write_png(path)?;
+        sheet::compose(layout, options.width, options.height, &tiles).write_png_compact(path)?;
         written.push(path.clone());
     }
     if let Some(path) = &outputs.gif {

@@ -72,7 +72,10 @@ where
         root.present()
             .map_err(|e| Error::invalid(format!("{}: drawing: {e}", path.display())))?;
     }
-    crate::atomic_file::write_bytes_atomic(path, &super::image::encode_png(width, height, &buffer))
+    crate::atomic_file::write_bytes_atomic(
+        path,
+        &super::image::encode_png(width, height, &buffer, true),
+    )
 }
 
 /// Whether `values` (finite ones) call for a log axis.
