@@ -168,6 +168,31 @@ impl Track {
     /// The track of `files` (one per selected frame, in order), read in
     /// parallel; every file must have the first one's faces.
     pub fn from_files(source: &Path, files: Vec<PathBuf>) -> Result<Track> {
+        // The first missing file in frame order (reading in parallel would
+        // report any of them).
+        if let Some(missing) = files.iter().find(|f| !f.is_file()) {
+            let prefix = missing
+                .file_name()
+                .map(|n| {
+                    n.to_string_lossy()
+                        .chars()
+                        .take_while(|c| !c.is_ascii_digit())
+                        .collect::<String>()
+                })
+                .unwrap_or_default();
+            let found = frame_numbers(source, &prefix).unwrap_or_default();
+            let have = match (found.first(), found.last()) {
+                (Some(a), Some(b)) => format!(
+                    "{} {prefix}NNNNN.ply files there, numbered {a} to {b}",
+                    found.len()
+                ),
+                _ => format!("no {prefix}NNNNN.ply files there"),
+            };
+            return Err(Error::invalid(format!(
+                "{}: missing ({have})",
+                missing.display()
+            )));
+        }
         let meshes: Vec<(TriMesh, Option<Vec<Rgb>>)> = files
             .par_iter()
             .map(|f| read_frame(f))
@@ -335,9 +360,9 @@ pub fn load_scene(
     }
     if !labels.is_empty() && labels.len() != inputs.len() {
         return Err(Error::invalid(format!(
-            "{} labels for {} inputs: give one --label per input",
-            labels.len(),
-            inputs.len()
+            "{} inputs but {} labels: give one label per input",
+            inputs.len(),
+            labels.len()
         )));
     }
     for input in inputs {

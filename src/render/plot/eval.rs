@@ -33,9 +33,9 @@ pub struct CheckpointValues {
 
 /// Reads the checkpoints of the `senc eval --json` output at `path`.
 pub fn read_eval_json(path: &Path) -> Result<Vec<CheckpointValues>> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
     let json: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| Error::parse(path, format!("not JSON: {e}")))?;
+        serde_json::from_slice(&bytes).map_err(|e| Error::parse(path, format!("not JSON: {e}")))?;
     let checkpoints = json
         .get("checkpoints")
         .and_then(|c| c.as_array())

@@ -24,7 +24,9 @@ impl Table {
 
 /// Reads the CSV table at `path`.
 pub fn read_csv(path: &Path) -> Result<Table> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    let text =
+        String::from_utf8(bytes).map_err(|_| Error::parse(path, "not a text (UTF-8) CSV file"))?;
     let mut lines = text
         .lines()
         .enumerate()
