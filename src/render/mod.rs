@@ -223,26 +223,38 @@ pub fn render(scene: &Scene, options: &RenderOptions, outputs: &Outputs) -> Resu
     let start = Instant::now();
     let renderer = FrameRenderer::new(scene, options)?;
     let panels = renderer.panels();
-    let keep_panels = outputs.sheet.is_some();
-    let keep_composite = outputs.gif.is_some();
-    type Kept = (Option<Vec<Image>>, Option<Image>, usize, usize);
+    let layout = SheetLayout::new(panels, scene.frames.len(), outputs.sheet_columns);
+    if let Some(path) = &outputs.sheet {
+        check_sheet_size(path, layout, options)?;
+    }
+    /// What a frame leaves for the sheet and the GIF, and its counts.
+    struct Kept {
+        panels: Option<Vec<Image>>,
+        gif: Option<gif::GifFrame>,
+        penetrated_faces: usize,
+        vertices_inside: usize,
+    }
     let drawn: Vec<Kept> = (0..scene.frames.len())
         .into_par_iter()
         .map_init(
             || renderer.clone(),
             |renderer, k| {
                 let frame = renderer.frame(k)?;
-                let composite = (outputs.frames_dir.is_some() || keep_composite)
+                let composite = (outputs.frames_dir.is_some() || outputs.gif.is_some())
                     .then(|| side_by_side(&frame.panels));
                 if let (Some(dir), Some(image)) = (&outputs.frames_dir, &composite) {
                     image.write_png(&frame_png(dir, scene.frames[k]))?;
                 }
-                Ok((
-                    keep_panels.then_some(frame.panels),
-                    composite.filter(|_| keep_composite),
-                    frame.penetrated_faces,
-                    frame.vertices_inside,
-                ))
+                let gif = match (&outputs.gif, &composite) {
+                    (Some(path), Some(image)) => Some(gif::quantize(image, path)?),
+                    _ => None,
+                };
+                Ok(Kept {
+                    panels: outputs.sheet.is_some().then_some(frame.panels),
+                    gif,
+                    penetrated_faces: frame.penetrated_faces,
+                    vertices_inside: frame.vertices_inside,
+                })
             },
         )
         .collect::<Result<_>>()?;
@@ -251,22 +263,27 @@ pub fn render(scene: &Scene, options: &RenderOptions, outputs: &Outputs) -> Resu
         None => Vec::new(),
     };
     if let Some(path) = &outputs.sheet {
-        let layout = SheetLayout::new(panels, scene.frames.len(), outputs.sheet_columns);
         let tiles: Vec<(usize, usize, Image)> = drawn
             .iter()
             .enumerate()
             .flat_map(|(k, d)| {
-                d.0.iter().flatten().enumerate().map(move |(p, image)| {
-                    let (row, column) = layout.cell(p, k, panels);
-                    (row, column, image.clone())
-                })
+                d.panels
+                    .iter()
+                    .flatten()
+                    .enumerate()
+                    .map(move |(p, image)| {
+                        let (row, column) = layout.cell(p, k, panels);
+                        (row, column, image.clone())
+                    })
             })
             .collect();
         sheet::compose(layout, options.width, options.height, &tiles).write_png_compact(path)?;
         written.push(path.clone());
     }
+    let penetrated_faces = drawn.iter().map(|d| d.penetrated_faces).sum();
+    let vertices_inside = drawn.iter().map(|d| d.vertices_inside).sum();
     if let Some(path) = &outputs.gif {
-        let frames: Vec<Image> = drawn.iter().filter_map(|d| d.1.clone()).collect();
+        let frames: Vec<gif::GifFrame> = drawn.into_iter().filter_map(|d| d.gif).collect();
         gif::write_gif(path, &frames)?;
         written.push(path.clone());
     }
@@ -275,8 +292,8 @@ pub fn render(scene: &Scene, options: &RenderOptions, outputs: &Outputs) -> Resu
         panels,
         seconds: start.elapsed().as_secs_f64(),
         written,
-        penetrated_faces: drawn.iter().map(|d| d.2).sum(),
-        vertices_inside: drawn.iter().map(|d| d.3).sum(),
+        penetrated_faces,
+        vertices_inside,
     })
 }
 
@@ -313,6 +330,25 @@ fn check_size(options: &RenderOptions) -> Result<()> {
             options.width, options.height
         )))
     }
+}
+
+/// Largest contact sheet, in pixels (3 bytes each: 300 MB).
+const MAX_SHEET_PIXELS: usize = 100_000_000;
+
+/// Refuses a sheet too large to hold in memory, before anything is drawn.
+fn check_sheet_size(path: &Path, layout: SheetLayout, options: &RenderOptions) -> Result<()> {
+    let (w, h) = (layout.columns * options.width, layout.rows * options.height);
+    if w.saturating_mul(h) > MAX_SHEET_PIXELS {
+        return Err(Error::invalid(format!(
+            "{}: a {w}x{h} sheet ({} × {} panels of {}x{}) is too large: select fewer frames (--frames A:B:step) or a smaller --size",
+            path.display(),
+            layout.rows,
+            layout.columns,
+            options.width,
+            options.height
+        )));
+    }
+    Ok(())
 }
 
 /// Panels of equal height side by side.
