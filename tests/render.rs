@@ -574,6 +574,23 @@ fn plots_of_a_run_and_of_eval_reports() {
     senc::render::plot::eval::plot_eval(&[&a, &b], &png, 800, 500).unwrap();
     let image = Image::read_png(&png).unwrap();
     assert_eq!((image.width(), image.height()), (800, 500));
+    // The report metrics with a value (penetration is null in both), then
+    // the other numeric fields; null metrics are left out.
+    let values = senc::render::plot::eval::read_eval_json(&a).unwrap();
+    assert!(!values[0].values.contains_key("penetration_pct"));
+    let charted = senc::render::plot::eval::charted_metrics(&values);
+    let keys: Vec<&str> = charted.iter().map(|(k, _)| k.as_str()).collect();
+    assert_eq!(
+        keys,
+        [
+            "C_mean",
+            "pct_over_0_01",
+            "stretch",
+            "bend",
+            "sec_per_frame",
+            "pct_frames_skipped_path"
+        ]
+    );
     // Both palette colours appear as bars.
     for i in 0..2 {
         let c = shading::palette(i);

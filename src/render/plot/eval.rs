@@ -3,17 +3,21 @@
 //! "checkpoint", "sequences", "overall": {"C_mean", "pct_over_0_01",
 //! "penetration_pct", "stretch", "bend", "sec_per_frame", …}}]}`, see
 //! [`crate::eval::SequenceReport`]), one chart per metric, one bar per
-//! checkpoint, its value written above it. A metric a checkpoint lacks
-//! (`penetration_pct` is null without a body) gets no bar.
+//! checkpoint, its value written above it. The metrics of [`EVAL_METRICS`]
+//! come first under their titles, then every other numeric field of the
+//! reports (but `frames`) under its key, so metrics added to the report are
+//! charted too. A metric a checkpoint lacks (`penetration_pct` is null
+//! without a body) gets no bar.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use plotters::prelude::*;
 
-use super::{FAMILY, color, drawing, grid, padded_range, tick_label, write_chart};
+use super::{FAMILY, color, drawing, grid, tick_label, write_chart};
 use crate::{Error, Result};
 
-/// The metrics charted: JSON key and chart title.
+/// The metrics charted first: JSON key and chart title.
 pub const EVAL_METRICS: [(&str, &str); 6] = [
     ("C_mean", "C (×10⁻³)"),
     ("pct_over_0_01", "% frames with C > 0.01"),
@@ -27,8 +31,27 @@ pub const EVAL_METRICS: [(&str, &str); 6] = [
 #[derive(Clone, Debug, PartialEq)]
 pub struct CheckpointValues {
     pub name: String,
-    /// One per [`EVAL_METRICS`] entry.
-    pub values: Vec<Option<f64>>,
+    /// Every numeric field of `overall` but `frames`, by JSON key.
+    pub values: BTreeMap<String, f64>,
+}
+
+/// The metrics to chart for `checkpoints`: (key, title) in chart order.
+pub fn charted_metrics(checkpoints: &[CheckpointValues]) -> Vec<(String, String)> {
+    let present = |key: &str| checkpoints.iter().any(|c| c.values.contains_key(key));
+    let known = EVAL_METRICS
+        .iter()
+        .filter(|(key, _)| present(key))
+        .map(|(key, title)| (key.to_string(), title.to_string()));
+    let mut others: Vec<String> = checkpoints
+        .iter()
+        .flat_map(|c| c.values.keys().cloned())
+        .filter(|key| !EVAL_METRICS.iter().any(|(k, _)| k == key))
+        .collect();
+    others.sort();
+    others.dedup();
+    known
+        .chain(others.into_iter().map(|k| (k.clone(), k)))
+        .collect()
 }
 
 /// Reads the checkpoints of the `senc eval --json` output at `path`.
@@ -64,9 +87,10 @@ pub fn read_eval_json(path: &Path) -> Result<Vec<CheckpointValues>> {
                 .map_or(full.clone(), |n| n.to_string_lossy().into_owned());
             Ok(CheckpointValues {
                 name,
-                values: EVAL_METRICS
+                values: overall
                     .iter()
-                    .map(|(key, _)| overall.get(*key).and_then(|v| v.as_f64()))
+                    .filter(|(key, _)| key.as_str() != "frames")
+                    .filter_map(|(key, v)| v.as_f64().map(|v| (key.clone(), v)))
                     .collect(),
             })
         })
@@ -83,11 +107,15 @@ pub fn plot_eval(reports: &[&Path], out: &Path, width: usize, height: usize) -> 
     if checkpoints.is_empty() {
         return Err(Error::invalid("no checkpoints in the eval reports"));
     }
+    let metrics = charted_metrics(&checkpoints);
+    if metrics.is_empty() {
+        return Err(Error::invalid("no numeric metrics in the eval reports"));
+    }
     write_chart(out, width, height, |root| {
         root.fill(&WHITE).map_err(drawing)?;
-        let areas = root.split_evenly(grid(EVAL_METRICS.len()));
-        for (m, (area, (_, title))) in areas.iter().zip(EVAL_METRICS).enumerate() {
-            draw_bars(area, title, &checkpoints, m)?;
+        let areas = root.split_evenly(grid(metrics.len()));
+        for (area, (key, title)) in areas.iter().zip(&metrics) {
+            draw_bars(area, title, &checkpoints, key)?;
         }
         Ok(())
     })
@@ -98,15 +126,23 @@ fn draw_bars(
     area: &DrawingArea<BitMapBackend<'_>, plotters::coord::Shift>,
     title: &str,
     checkpoints: &[CheckpointValues],
-    metric: usize,
+    key: &str,
 ) -> std::result::Result<(), String> {
     let values: Vec<Option<f64>> = checkpoints
         .iter()
-        .map(|c| c.values[metric].filter(|v| v.is_finite()))
+        .map(|c| c.values.get(key).copied().filter(|v| v.is_finite()))
         .collect();
-    let (lo, hi) =
-        padded_range(values.iter().flatten().copied().chain([0.0])).unwrap_or((0.0, 1.0));
-    let (lo, hi) = (lo.min(0.0), hi + 0.1 * (hi - lo));
+    // Bars start at zero: the axis spans [min(0, v), max(0, v)] plus room
+    // for the value labels above the bars (a unit span when all are zero).
+    let (lo, hi) = values
+        .iter()
+        .flatten()
+        .fold((0.0f64, 0.0f64), |(a, b), &v| (a.min(v), b.max(v)));
+    let span = if hi > lo { hi - lo } else { 1.0 };
+    let (lo, hi) = (
+        if lo < 0.0 { lo - 0.1 * span } else { 0.0 },
+        hi + 0.12 * span,
+    );
     let n = checkpoints.len();
     let mut c = ChartBuilder::on(area)
         .caption(title, (FAMILY, 16))

@@ -104,8 +104,10 @@ fn padded_range(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
     }
     let pad = if hi > lo {
         0.05 * (hi - lo)
+    } else if lo != 0.0 {
+        0.5 * lo.abs()
     } else {
-        0.5 * lo.abs().max(1e-12)
+        0.5
     };
     Some((lo - pad, hi + pad))
 }
@@ -116,7 +118,8 @@ fn padded_range(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
 fn tick_label(v: f64, log: bool) -> String {
     let (v, digits) = if log { (10f64.powf(v), 2) } else { (v, 4) };
     let a = v.abs();
-    if a < 1e-300 {
+    // Below 1e-15 is a rounding residue of a tick at zero.
+    if a < 1e-15 {
         return "0".into();
     }
     if !(1e-2..1e5).contains(&a) {
@@ -162,10 +165,12 @@ mod tests {
         assert_eq!(tick_label(-2.5, true), "3.2e-3");
         assert_eq!(tick_label(-3.0, true), "1e-3");
         assert_eq!(tick_label(0.25, false), "0.25");
+        assert_eq!(tick_label(-5.6e-17, false), "0");
         assert_eq!(tick_label(0.0715, false), "0.0715");
         assert_eq!(tick_label(1500.0, false), "1500");
         assert_eq!(tick_label(1.5e-5, false), "1.5e-5");
         assert_eq!(grid(7), (3, 3));
         assert_eq!(padded_range([2.0, 2.0].into_iter()), Some((1.0, 3.0)));
+        assert_eq!(padded_range([0.0, 0.0].into_iter()), Some((-0.5, 0.5)));
     }
 }
