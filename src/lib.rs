@@ -15,6 +15,7 @@
 //! | [`train`] | the self-supervised training loop and checkpoints |
 //! | [`sim`] | stepping a garment through a motion with a trained model |
 //! | [`eval`] | metrics and reports |
+//! | [`render`] | PNG frames, contact sheets and GIFs of meshes (a z-buffered software rasteriser, collisions highlighted); plots of training logs and eval reports |
 //!
 //! Units: metres, seconds, kilograms; the world is Y-up; simulation at 30 fps.
 
@@ -30,6 +31,7 @@ pub mod mesh;
 pub mod model;
 pub mod motion;
 pub mod physics;
+pub mod render;
 pub mod sim;
 pub mod train;
 

@@ -240,15 +240,7 @@ fn check_gradient(mesh: &TriMesh, closure: LoopClosure, loss: LossKind, seed: u6
 #[test]
 fn gradients_match_central_differences() {
     // Box B turned a little against A: no edge meets an edge exactly.
-    let boxes = merge(&[
-        closed_box(Vec3::zeros(), Vec3::new(1.0, 1.0, 1.0), 2),
-        rigid(
-            &closed_box(Vec3::new(0.3, 0.4, 0.2), Vec3::new(1.3, 1.45, 1.25), 3),
-            Vec3::new(0.3, -0.5, 0.8),
-            0.1,
-            Vec3::zeros(),
-        ),
-    ]);
+    let boxes = turned_boxes();
     for loss in [LossKind::Volume, LossKind::Area, LossKind::ContourLength] {
         check_gradient(&boxes, LoopClosure::None, loss, 1);
         check_gradient(&linked_tori(), LoopClosure::None, loss, 2);

@@ -8,6 +8,8 @@ mod device;
 mod eval;
 mod garment;
 mod motion_args;
+mod plot;
+mod render;
 mod rollout;
 mod simulate;
 mod train;
@@ -48,6 +50,12 @@ enum Command {
     /// Pose the default MakeHuman body along a motion (BVH, AMASS .npz, or
     /// the built-in CMU clips 01_01 / 01_03) and write one PLY per frame.
     Body(body::Args),
+    /// Draw PLY/OBJ frames (a rollout, a simulation, the body) to PNG
+    /// frames, a contact sheet or a GIF; collisions can be highlighted.
+    Render(render::Args),
+    /// Chart a training run's log.csv and validation.csv, and compare
+    /// checkpoints from `senc eval --json` outputs.
+    Plot(plot::Args),
 }
 
 impl Cli {
@@ -62,6 +70,8 @@ impl Cli {
             Command::Simulate(args) => simulate::run(args),
             Command::Garment(args) => garment::run(args),
             Command::Body(args) => body::run(args),
+            Command::Render(args) => render::run(args),
+            Command::Plot(args) => plot::run(args),
         }
     }
 }

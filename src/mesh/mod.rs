@@ -8,7 +8,7 @@ mod trimesh;
 use std::path::Path;
 
 pub use topology::Topology;
-pub use trimesh::TriMesh;
+pub use trimesh::{TriMesh, vertex_normals};
 
 use crate::{Error, Result};
 

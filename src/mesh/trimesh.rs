@@ -72,20 +72,7 @@ impl TriMesh {
 
     /// Area-weighted unit vertex normals (zero for isolated vertices).
     pub fn vertex_normals(&self) -> Vec<Vec3> {
-        let mut normals = vec![Vec3::zeros(); self.positions.len()];
-        for (f, face) in self.faces.iter().enumerate() {
-            let n = self.face_normal_scaled(f);
-            for &v in face {
-                normals[v] += n;
-            }
-        }
-        for n in &mut normals {
-            let len = n.norm();
-            if len > 0.0 {
-                *n /= len;
-            }
-        }
-        normals
+        vertex_normals(&self.positions, &self.faces)
     }
 
     /// Axis-aligned bounding box (min, max); `None` for an empty mesh.
@@ -110,6 +97,26 @@ impl TriMesh {
             faces: self.faces.clone(),
         }
     }
+}
+
+/// Area-weighted unit vertex normals of `positions` with `faces` (zero for
+/// isolated vertices): each face adds (p1 − p0) × (p2 − p0) to its corners.
+pub fn vertex_normals(positions: &[Vec3], faces: &[[usize; 3]]) -> Vec<Vec3> {
+    let mut normals = vec![Vec3::zeros(); positions.len()];
+    for face in faces {
+        let [p0, p1, p2] = face.map(|v| positions[v]);
+        let n = (p1 - p0).cross(&(p2 - p0));
+        for &v in face {
+            normals[v] += n;
+        }
+    }
+    for n in &mut normals {
+        let len = n.norm();
+        if len > 0.0 {
+            *n /= len;
+        }
+    }
+    normals
 }
 
 #[cfg(test)]

@@ -175,21 +175,5 @@ pub fn body_edge_features(
     out
 }
 
-/// Area-weighted unit vertex normals of `positions` over `faces` (zero for
-/// vertices without faces).
-pub fn vertex_normals(positions: &[Vec3], faces: &[[usize; 3]]) -> Vec<Vec3> {
-    let mut normals = vec![Vec3::zeros(); positions.len()];
-    for &[a, b, c] in faces {
-        let n = (positions[b] - positions[a]).cross(&(positions[c] - positions[a]));
-        for v in [a, b, c] {
-            normals[v] += n;
-        }
-    }
-    for n in &mut normals {
-        let len = n.norm();
-        if len > 0.0 {
-            *n /= len;
-        }
-    }
-    normals
-}
+/// Area-weighted unit vertex normals (the mesh module's).
+pub use crate::mesh::vertex_normals;

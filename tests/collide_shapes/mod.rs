@@ -32,6 +32,21 @@ pub fn rigid(mesh: &TriMesh, axis: Vec3, angle: f64, shift: Vec3) -> TriMesh {
     map(mesh, |p| r * p + shift)
 }
 
+/// Two overlapping closed boxes (unit box A with a 2×2 grid a side, box B
+/// with 3×3) with B turned 0.1 rad against A, so no edge meets an edge
+/// exactly: a closed mesh that intersects itself along one closed path.
+pub fn turned_boxes() -> TriMesh {
+    merge(&[
+        closed_box(Vec3::zeros(), Vec3::new(1.0, 1.0, 1.0), 2),
+        rigid(
+            &closed_box(Vec3::new(0.3, 0.4, 0.2), Vec3::new(1.3, 1.45, 1.25), 3),
+            Vec3::new(0.3, -0.5, 0.8),
+            0.1,
+            Vec3::zeros(),
+        ),
+    ])
+}
+
 /// Axis-aligned box [lo, hi] with an n×n grid of quads (two triangles) per side.
 pub fn closed_box(lo: Vec3, hi: Vec3, n: usize) -> TriMesh {
     let mut positions = vec![];
