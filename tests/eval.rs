@@ -195,14 +195,20 @@ fn check_leaves_cap_only_paths_out_when_asked() {
 }
 
 /// The checkpoints shipped in `checkpoints/` load with today's code and roll
-/// out the first held-out frames of 01_03 into a garment that stays on the
-/// body (finite, little penetration, no blow-up of the stretching energy).
+/// out the first 60 held-out frames of 01_03 into a garment that stays on
+/// the body: on average no more than 25 % of its vertices are over 10 cm
+/// outside the body, and on no frame is its centroid more than 30 cm from
+/// the skinned garment's. A shirt that slides off the shoulders and flies
+/// away fails both within a second (the world-frame models once shipped
+/// here: 79 % and 161 cm); these bounds catch leaving the body, not
+/// accuracy, which docs/RESULTS.md measures against the reference solver.
+/// Also: little penetration, no blow-up of the stretching energy.
 #[test]
-fn shipped_checkpoints_roll_out_the_held_out_frames() {
+fn shipped_checkpoints_stay_on_the_body_over_the_held_out_frames() {
     let names = ["tshirt", "hood_tshirt", "skirt", "hood_skirt"];
     let dirs: Vec<_> = names.iter().map(|n| shipped(n)).collect();
     let mut eval = senc();
-    eval.args(["eval", "--json", "--motion", "01_03", "--frames", "789:795"])
+    eval.args(["eval", "--json", "--motion", "01_03", "--frames", "789:849"])
         .arg("--checkpoint")
         .args(&dirs);
     let json = run_json(&mut eval);
@@ -210,16 +216,30 @@ fn shipped_checkpoints_roll_out_the_held_out_frames() {
     assert_eq!(checkpoints.len(), names.len());
     for (name, c) in names.iter().zip(checkpoints) {
         let o = &c["overall"];
-        assert_eq!(o["frames"].as_u64(), Some(6), "{name}");
-        let stretch = o["stretch"].as_f64().unwrap();
-        let penetration = o["penetration_pct"].as_f64().unwrap();
-        // Rest-state stretching is 0 J and a torn or exploded garment has
-        // 1e3–1e9 J; these models stay in single digits on these frames.
+        let value = |key: &str| o[key].as_f64().unwrap_or(f64::NAN);
+        assert_eq!(o["frames"].as_u64(), Some(60), "{name}");
         assert!(
-            stretch.is_finite() && stretch < 20.0,
-            "{name}: stretch {stretch} J"
+            value("far_pct") <= 25.0,
+            "{name}: {} % far",
+            value("far_pct")
         );
-        assert!(penetration < 10.0, "{name}: penetration {penetration} %");
+        assert!(
+            value("lbs_centroid_cm_max") <= 30.0,
+            "{name}: centroid {} cm from the skinned garment's",
+            value("lbs_centroid_cm_max")
+        );
+        // Rest-state stretching is 0 J and a torn or exploded garment has
+        // 1e3–1e9 J.
+        assert!(
+            value("stretch") < 20.0,
+            "{name}: stretch {} J",
+            value("stretch")
+        );
+        assert!(
+            value("penetration_pct") < 10.0,
+            "{name}: penetration {} %",
+            value("penetration_pct")
+        );
     }
 }
 

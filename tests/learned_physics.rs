@@ -105,9 +105,10 @@ fn free_fall_config(sheet: &Path, motion: &Path, steps: u64) -> RunConfig {
 
 /// Backward Euler from rest with gravity alone drops a free vertex by
 /// g·dt²·k(k+1)/2 after k steps: the network, trained on the energies only,
-/// must follow that within 5 % from the fifth frame to the thirtieth, with a
-/// speed that keeps growing (a network that has learned to hover, or to
-/// coast at a constant speed, fails).
+/// must follow that over 30 frames (within 3 % at the end, 6 % from frame
+/// 15 on), with a mean acceleration over frames 5–30 within 10 % of g and a
+/// speed that grows every frame (a network that has learned to hover, or to
+/// coast at a constant speed, fails all three).
 #[test]
 fn a_sheet_far_from_the_body_falls_freely() {
     let dir = tempfile::tempdir().unwrap();
@@ -149,14 +150,21 @@ fn a_sheet_far_from_the_body_falls_freely() {
     for k in 1..heights.len() {
         let expected = g * (k * (k + 1)) as f64 / 2.0;
         let dropped = start - heights[k];
-        if k >= 5 {
+        let tolerance = if k == 30 { 0.03 } else { 0.06 };
+        if k >= 15 {
             assert!(
-                (dropped - expected).abs() < 0.05 * expected,
+                (dropped - expected).abs() < tolerance * expected,
                 "frame {k}: dropped {dropped:.4} m, free fall {expected:.4} m ({heights:?})"
             );
         }
         speeds.push((heights[k - 1] - heights[k]) / DT);
     }
+    // Mean of the speed's growth over frames 5..30, in units of g.
+    let growth = (speeds[29] - speeds[4]) / (25.0 * DT) / 9.81;
+    assert!(
+        (growth - 1.0).abs() < 0.1,
+        "mean acceleration {growth:.3} g"
+    );
     for w in speeds.windows(2) {
         assert!(w[1] > w[0], "the speed must keep growing: {speeds:?}");
     }

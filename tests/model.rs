@@ -467,3 +467,68 @@ fn save_load_gives_identical_outputs() {
     let err = checkpoint::load_matching(&path, &other, &Device::flex()).unwrap_err();
     assert!(err.to_string().contains("latent"), "{err}");
 }
+
+/// In the skinned frame a step's base is where the garment goes at a = 0:
+/// a garment that moved exactly as its skinned copy keeps doing so (base =
+/// skinned at t+1), its velocity input is zero and its acceleration input
+/// is gravity minus the skinned acceleration over dt²; body nodes are still.
+/// In the world frame the same step keeps the world velocity instead.
+#[test]
+fn the_skinned_frame_follows_the_skinned_garment_at_zero_acceleration() {
+    use senc::model::{Integration, StepInputs};
+    let scene = TubeScene::new(8, 20, 11);
+    let n = scene.positions.len();
+    let dt = 1.0 / 30.0;
+    // The skinned garment: positions moving by a velocity and accelerating.
+    let shift = |k: f64| Vec3::new(0.01 * k + 0.002 * k * k, -0.003 * k, 0.0);
+    let s_prev: Vec<Vec3> = scene.positions.iter().map(|p| p + shift(-1.0)).collect();
+    let s_now: Vec<Vec3> = scene.positions.iter().map(|p| p + shift(0.0)).collect();
+    let s_next: Vec<Vec3> = scene.positions.iter().map(|p| p + shift(1.0)).collect();
+    let x = s_now.clone();
+    let x_prev = s_prev.clone();
+    let inputs = StepInputs {
+        positions: &x,
+        prev_positions: &x_prev,
+        pin_targets: &s_next,
+        skinned: &s_now,
+        skinned_prev: &s_prev,
+        ..scene.inputs()
+    };
+    let graph = |integration| {
+        let config = ModelConfig {
+            integration,
+            ..small_config()
+        };
+        let arch = config.validate().unwrap();
+        let garment = GarmentGraph::new(&scene.rest, &config).unwrap();
+        StepGraph::build(&garment, &inputs, &config, &arch).unwrap()
+    };
+    let skinned = graph(Integration::Skinned);
+    let world = graph(Integration::World);
+    let acceleration = shift(1.0) - 2.0 * shift(0.0) + shift(-1.0);
+    for v in (0..n).filter(|&v| !scene.pinned[v]) {
+        let base = |g: &StepGraph| {
+            let b = g.base_positions[v];
+            Vec3::new(b[0].into(), b[1].into(), b[2].into())
+        };
+        assert!((base(&skinned) - s_next[v]).norm() < 1e-5, "vertex {v}");
+        assert!((base(&world) - (s_next[v] - acceleration)).norm() < 1e-5);
+        let row = skinned.nodes.row(v);
+        assert!(row[..3].iter().all(|c| c.abs() < 1e-6), "{:?}", &row[..3]);
+        let felt = Vec3::new(0.0, -9.81, 0.0) - acceleration / (dt * dt);
+        let cols = row.len();
+        for (i, c) in row[cols - 3..].iter().enumerate() {
+            assert!(
+                (f64::from(*c) - felt[i]).abs() < 1e-3,
+                "{i}: {c} vs {}",
+                felt[i]
+            );
+        }
+        let world_row = world.nodes.row(v);
+        assert!((f64::from(world_row[0]) - 0.008).abs() < 1e-6);
+    }
+    for b in 0..skinned.body_vertex.len() {
+        let row = skinned.nodes.row(n + b);
+        assert!(row[..3].iter().all(|c| *c == 0.0));
+    }
+}

@@ -103,8 +103,15 @@ impl Default for ModelConfig {
 
 impl ModelConfig {
     /// The paper-size model (L = 128, 15 blocks, fine + 2 coarse levels).
+    /// Integrated in the skinned frame without the settling step; the
+    /// `Default` (what a checkpoint without those fields was) is HOOD's
+    /// world frame with the settling step.
     pub fn paper() -> Self {
-        Self::default()
+        ModelConfig {
+            integration: Integration::Skinned,
+            settle: false,
+            ..Self::default()
+        }
     }
 
     /// The CPU-size model chosen by measurement (docs/BENCHMARKS.md,
@@ -115,7 +122,7 @@ impl ModelConfig {
             latent: 32,
             architecture: "f,c0,s|f,c0,s|d:c0|u:f,c0,s|f,c0,s|f,s".to_string(),
             coarse_levels: 1,
-            ..Self::default()
+            ..Self::paper()
         }
     }
 
