@@ -22,8 +22,8 @@ cp "$mpfb/LICENSE.md" "$here/data/body/LICENSE.md"
 bvh=deb/usr/share/assimp/models/BVH
 cp "$bvh/01_01.bvh" "$bvh/01_03.bvh" "$here/data/motion/"
 cp "$bvh/01_nn.bvh.source.txt" "$here/data/motion/SOURCE.txt"
-# Not embedded, only for the session-14 boxing experiment
-# (configs/finetune_*skirt_boxing.ron): the package's third BVH, with the
+# Not embedded, only for training on a third motion (a train.motions
+# window naming data/extra/Boxing_Toes.bvh): the package's third BVH, with the
 # joint map committed beside it (data/extra/Boxing_Toes.ron). The file
 # declares 3069 frames but holds 3070 rows; senc refuses such a file, so
 # the header is corrected to the rows it has.

@@ -665,7 +665,7 @@ fn winding_penetration_volume(vertices: &[Vec3], faces: &[[usize; 3]], samples: 
     (hi - lo).product() * excess / samples as f64
 }
 
-/// A real tangle: the SENC T-shirt shipped in sessions 3–9 rolled out over
+/// A real tangle: an earlier SENC T-shirt checkpoint rolled out over
 /// the held-out window (`senc rollout --checkpoint checkpoints/tshirt
 /// --motion 01_03 --frames 789:1128` at commit 1424ea6, frame 324 = clip
 /// frame 1113), its front pushed
@@ -716,8 +716,8 @@ fn path_volumes6(mesh: &TriMesh, closed: &ClosedMesh, two_sided: bool) -> Vec<f6
         .collect()
 }
 
-/// A torn garment where GIA fails: the HOOD-config skirt shipped in
-/// sessions 3–9 rolled out over the held-out window (`senc rollout
+/// A torn garment where GIA fails: an earlier HOOD-config skirt
+/// checkpoint rolled out over the held-out window (`senc rollout
 /// --checkpoint checkpoints/hood_skirt --motion 01_03 --frames 789:1128` at
 /// commit 1424ea6, frame 238 = clip frame 1027). For one
 /// closed path the smaller side on each sheet gives two disks that do not

@@ -230,7 +230,7 @@ mod on_the_body {
     /// The built-in skirt and T-shirt skinned to CMU 01_03 frame 789 are
     /// the garments the shipped checkpoints were trained on
     /// (`tests/fixtures/skinned_garments/`, written by `senc garment NAME
-    /// --motion 01_03 --frames 789:790` of session 13). The weight transfer
+    /// --motion 01_03 --frames 789:790` before the body queries were refitted). The weight transfer
     /// depends on which face a closest-point query reports at exact ties; a
     /// change there once moved the skirt's vertices by up to 3.9 cm and the
     /// shipped skirt's held-out %(0.01) from 3.2 to 7.7 %.

@@ -32,7 +32,7 @@
 //! CMU 01_01 0–59 the settling step (cloth squeezed between arm and torso)
 //! goes from 1.32 % of the vertices inside the body to 0.09 %, every other
 //! frame stays ≤ 0.1 %, at ~1.6× the time (docs/BENCHMARKS.md, Physics,
-//! session 5).
+//! projected Newton with contacts on the body at t).
 //!
 //! **Contacts** are searched as the physics config's `contact_search` says
 //! ([`super::body_collision::ContactSearch`]); `senc simulate`'s configs

@@ -30,7 +30,7 @@
 //! w = 5e5). A cap well below that lets the cloth stretch there instead,
 //! while gravity and inertia (a fraction of a newton per edge on a garment)
 //! still meet the full limit. Measured in docs/BENCHMARKS.md (Physics,
-//! sessions 6 and 7).
+//! the floor and the strain limit).
 
 use serde::{Deserialize, Serialize};
 
