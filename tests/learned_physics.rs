@@ -181,10 +181,7 @@ fn translating_motion(body: &Body) -> Motion {
             pose
         })
         .collect();
-    Motion {
-        frames,
-        source: "translating".into(),
-    }
+    Motion::from_poses(frames, "translating")
 }
 
 /// The shipped T-shirt on a body carried at constant speed stays on it:

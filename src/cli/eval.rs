@@ -162,7 +162,7 @@ fn window(mut scene: Scene, args: &Args) -> Result<(Scene, std::ops::Range<usize
 /// `garment` on `motion` (loaded onto the default body).
 fn plain_scene(garment: &Garment, motion: &Path) -> Result<Scene> {
     let body = Body::makehuman()?;
-    let loaded = senc::motion::Motion::load(motion, &body)?;
+    let loaded = super::motion_args::load_motion(motion, &body)?;
     Ok(Scene::new(body, garment.clone(), loaded))
 }
 

@@ -6,7 +6,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use senc::body::Body;
 use senc::garment::{BUILTIN_GARMENTS, Garment, GarmentConfig};
 use senc::mesh::write_ply_simple;
-use senc::motion::{FrameRange, Motion};
+use senc::motion::FrameRange;
 
 /// Writes a garment template at rest or skinned along a motion.
 #[derive(clap::Args, Debug)]
@@ -64,7 +64,7 @@ pub fn run(args: Args) -> senc::Result<()> {
         );
         return Ok(());
     };
-    let mut motion = Motion::load(&motion_path, &body)?;
+    let mut motion = super::motion_args::load_motion(&motion_path, &body)?;
     if let Some(frames) = args.frames {
         motion = motion.select(frames)?;
     }

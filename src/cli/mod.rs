@@ -7,6 +7,7 @@ mod check;
 mod device;
 mod eval;
 mod garment;
+mod motion;
 mod motion_args;
 mod plot;
 mod render;
@@ -50,6 +51,8 @@ enum Command {
     /// Pose the default MakeHuman body along a motion (BVH, AMASS .npz, or
     /// the built-in CMU clips 01_01 / 01_03) and write one PLY per frame.
     Body(body::Args),
+    /// What a motion file holds and how it will be read: `senc motion info FILE`.
+    Motion(motion::Args),
     /// Draw PLY/OBJ frames (a rollout, a simulation, the body) to PNG
     /// frames, a contact sheet or a GIF; collisions can be highlighted.
     Render(render::Args),
@@ -70,6 +73,7 @@ impl Cli {
             Command::Simulate(args) => simulate::run(args),
             Command::Garment(args) => garment::run(args),
             Command::Body(args) => body::run(args),
+            Command::Motion(args) => motion::run(args),
             Command::Render(args) => render::run(args),
             Command::Plot(args) => plot::run(args),
         }

@@ -22,6 +22,16 @@ pub struct MotionArgs {
     pub speed: f64,
 }
 
+/// Loads a motion onto `body` ([`Motion::load`]) and prints its warnings,
+/// one `warning:` line each on stderr.
+pub fn load_motion(path: &std::path::Path, body: &senc::body::Body) -> senc::Result<Motion> {
+    let motion = Motion::load(path, body)?;
+    for warning in &motion.warnings {
+        eprintln!("warning: {warning}");
+    }
+    Ok(motion)
+}
+
 /// A `--speed` value inside [`senc::motion::SPEED_RANGE`].
 pub fn parse_speed(text: &str) -> Result<f64, String> {
     let speed: f64 = text
@@ -35,7 +45,7 @@ impl MotionArgs {
     /// Loads the motion onto `body` and keeps the selected frames (retimed
     /// at `--speed`); returns them with their indices in the whole motion.
     pub fn load_selected(&self, body: &senc::body::Body) -> senc::Result<(Motion, Range<usize>)> {
-        let selected = self.select(Motion::load(&self.motion, body)?)?;
+        let selected = self.select(load_motion(&self.motion, body)?)?;
         Ok((selected.motion.slice(selected.run), selected.frames))
     }
 

@@ -8,7 +8,6 @@ use senc::garment::Garment;
 use senc::mesh::write_ply_simple;
 use senc::model::checkpoint;
 use senc::model::device::DeviceChoice;
-use senc::motion::Motion;
 use senc::physics::Material;
 use senc::sim::{Conditions, RolloutOptions, Scene, rollout};
 
@@ -122,7 +121,7 @@ pub fn load_scene(
             Garment::from_config(&run.garment, &body)?
         }
     };
-    let motion = Motion::load(motion, &body)?;
+    let motion = super::motion_args::load_motion(motion, &body)?;
     Ok(Scene::new(body, garment, motion))
 }
 

@@ -5,6 +5,13 @@
 //! in degrees and compose in channel order (intrinsic): channels `Z Y X`
 //! give R = R_z · R_y · R_x. A joint's position channels replace the matching
 //! components of its offset (Blender's reading). Errors name the file and line.
+//!
+//! Files in the wild are read as they are: CRLF line ends, tabs, a byte-order
+//! mark, blank lines and a last row without a newline are all fine, and a
+//! `Frames:` count that disagrees with the rows that follow (exporters often
+//! count one frame fewer or more) is a warning ([`Bvh::warnings`]), not an
+//! error: every complete row is read. A row with the wrong number of values
+//! or a value that is not a number is an error naming its line.
 
 use std::path::{Path, PathBuf};
 
@@ -58,6 +65,11 @@ pub struct Bvh {
     pub values: Vec<f64>,
     /// Channels per frame.
     pub num_channels: usize,
+    /// The frame count the `Frames:` line declared.
+    pub declared_frames: usize,
+    /// What was read differently from what the file declares, one line each
+    /// (e.g. a frame count that disagrees with the rows).
+    pub warnings: Vec<String>,
 }
 
 impl Bvh {
@@ -119,6 +131,7 @@ struct Parser<'a> {
 
 impl<'a> Parser<'a> {
     fn new(text: &'a str, path: &Path) -> Self {
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         let lines: Vec<&str> = text.lines().collect();
         Parser {
             path: path.to_path_buf(),
@@ -162,12 +175,14 @@ impl<'a> Parser<'a> {
                 format!("unexpected {:?} after the root joint", t.text),
             ));
         }
-        let (frame_time, values) = self.motion(motion_line + 1)?;
+        let motion = self.motion(motion_line + 1)?;
         Ok(Bvh {
             joints: self.joints,
-            frame_time,
-            values,
+            frame_time: motion.frame_time,
+            values: motion.values,
             num_channels: self.num_channels,
+            declared_frames: motion.declared_frames,
+            warnings: motion.warnings,
         })
     }
 
@@ -266,9 +281,9 @@ impl<'a> Parser<'a> {
         }
     }
 
-    /// Parses `Frames: N`, `Frame Time: t` and N rows of channel values;
-    /// `start` is the 0-based index of the line after `MOTION`.
-    fn motion(&self, start: usize) -> Result<(f64, Vec<f64>)> {
+    /// Parses `Frames: N`, `Frame Time: t` and the rows of channel values
+    /// after them; `start` is the 0-based index of the line after `MOTION`.
+    fn motion(&self, start: usize) -> Result<MotionSection> {
         let mut rows = self.lines[start..]
             .iter()
             .enumerate()
@@ -278,7 +293,11 @@ impl<'a> Parser<'a> {
             let (line, text) = rows
                 .next()
                 .ok_or_else(|| self.error(self.lines.len(), format!("missing {key:?} line")))?;
-            text.strip_prefix(key)
+            // "Frame\tTime:  0.03": words may be separated by any whitespace.
+            let words: Vec<&str> = text.split_whitespace().collect();
+            words
+                .join(" ")
+                .strip_prefix(key)
                 .and_then(|v| v.trim().parse::<f64>().ok())
                 .ok_or_else(|| {
                     self.error(
@@ -289,7 +308,7 @@ impl<'a> Parser<'a> {
         };
         let frames = header(&mut rows, "Frames:")?;
         let frame_time = header(&mut rows, "Frame Time:")?;
-        if frames < 0.0 || frames.fract() != 0.0 {
+        if !(frames >= 0.0 && frames.fract() == 0.0 && frames <= usize::MAX as f64) {
             return Err(self.error(start + 1, format!("bad frame count {frames}")));
         }
         if !(frame_time > 0.0 && frame_time <= MAX_FRAME_TIME) {
@@ -298,22 +317,14 @@ impl<'a> Parser<'a> {
                 format!("frame time {frame_time} must be positive and at most {MAX_FRAME_TIME} s"),
             ));
         }
-        let frames = frames as usize;
-        // Every frame is a line: a count beyond the lines left fails below
-        // ("truncated MOTION data") without reserving memory for it first.
-        let capacity = frames
+        let declared = frames as usize;
+        // Reserve for the rows there can be, not for what the header claims.
+        let capacity = declared
             .min(self.lines.len().saturating_sub(start))
             .saturating_mul(self.num_channels);
         let mut values = Vec::with_capacity(capacity);
-        for frame in 0..frames {
-            let (line, text) = rows.next().ok_or_else(|| {
-                self.error(
-                    self.lines.len(),
-                    format!(
-                        "truncated MOTION data: {frames} frames declared, file ends after {frame}"
-                    ),
-                )
-            })?;
+        let mut read = 0;
+        for (line, text) in rows {
             let before = values.len();
             for (k, word) in text.split_whitespace().enumerate() {
                 match word.parse::<f64>() {
@@ -321,7 +332,7 @@ impl<'a> Parser<'a> {
                     _ => {
                         return Err(self.error(
                             line,
-                            format!("frame {frame}, channel {k}: {word:?} is not a finite number"),
+                            format!("frame {read}, channel {k}: {word:?} is not a finite number"),
                         ));
                     }
                 }
@@ -331,17 +342,36 @@ impl<'a> Parser<'a> {
                 return Err(self.error(
                     line,
                     format!(
-                        "frame {frame} has {got} values, the hierarchy has {} channels",
+                        "frame {read} has {got} values, the hierarchy has {} channels",
                         self.num_channels
                     ),
                 ));
             }
+            read += 1;
         }
-        if let Some((line, _)) = rows.next() {
-            return Err(self.error(line, format!("more frame rows than the {frames} declared")));
+        let mut warnings = Vec::new();
+        if read != declared {
+            warnings.push(format!(
+                "{}: {read} frame rows, {declared} declared by \"Frames:\"; reading all {read} rows \
+                 (exporters often count one frame fewer or more; a row with missing values would have been an error)",
+                self.path.display()
+            ));
         }
-        Ok((frame_time, values))
+        Ok(MotionSection {
+            frame_time,
+            values,
+            declared_frames: declared,
+            warnings,
+        })
     }
+}
+
+/// What the MOTION section holds.
+struct MotionSection {
+    frame_time: f64,
+    values: Vec<f64>,
+    declared_frames: usize,
+    warnings: Vec<String>,
 }
 
 fn parse_channel(text: &str) -> Option<Channel> {

@@ -11,8 +11,11 @@ use crate::{Result, Vec3, config};
 /// The up axis of a motion's world.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
 pub enum UpAxis {
-    /// Already Y-up (BVH convention, SMPL's canonical frame).
+    /// Found from the file: the axis from the feet to the head at the first
+    /// frame (the default of a map that does not say).
     #[default]
+    Auto,
+    /// Already Y-up (BVH convention, SMPL's canonical frame).
     Y,
     /// Z-up (AMASS, many tools); turned Y-up by −90° about X.
     Z,
@@ -21,9 +24,10 @@ pub enum UpAxis {
 impl UpAxis {
     /// The rotation taking this frame to Y-up: identity or −90° about X
     /// (which maps +Z to +Y and +Y to −Z).
+    /// `Auto` is read as Y (the loader decides it before converting).
     pub fn to_y_up(self) -> UnitQuaternion<f64> {
         match self {
-            UpAxis::Y => UnitQuaternion::identity(),
+            UpAxis::Y | UpAxis::Auto => UnitQuaternion::identity(),
             UpAxis::Z => {
                 UnitQuaternion::from_axis_angle(&Vec3::x_axis(), -std::f64::consts::FRAC_PI_2)
             }
@@ -39,7 +43,12 @@ impl UpAxis {
 /// ```
 ///
 /// `joints` maps a source joint name to the body joint it drives; source
-/// joints not listed drive the body joint of the same name, if any.
+/// joints not listed drive the body joint of the same name, if any, else
+/// the one their name is a common alias of (`LeftToe` → `LeftToeBase`,
+/// [`super::rig_joint_for`]). `scale` converts file units to metres; the
+/// root's path is rescaled to the body's leg length in any case, so it only
+/// matters for what `senc motion info` reports. `up: Auto` (the default)
+/// finds the up axis from the skeleton.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct JointMap {
@@ -58,7 +67,7 @@ impl Default for JointMap {
     fn default() -> Self {
         JointMap {
             scale: 1.0,
-            up: UpAxis::Y,
+            up: UpAxis::Auto,
             joints: BTreeMap::new(),
             skip_frames: 0,
         }
@@ -87,6 +96,12 @@ impl JointMap {
             Path::new("data/motion/smpl_cmu_mb.ron"),
         )
         .expect("the embedded smpl_cmu_mb.ron parses (tested)")
+    }
+
+    /// The map for a file without one of its own: names matched as they
+    /// are or by alias, units from the skeleton, up axis found.
+    pub fn generic() -> JointMap {
+        JointMap::default()
     }
 
     /// The body joint a source joint drives.

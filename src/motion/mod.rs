@@ -1,6 +1,7 @@
 //! Motions for the body: BVH and AMASS readers, retargeting onto the body's
 //! rig, and resampling to the 30 fps simulation rate.
 
+mod aliases;
 mod amass;
 mod bvh;
 mod frame_range;
@@ -13,15 +14,16 @@ pub use amass::Amass;
 pub use bvh::{Bvh, BvhJoint, Channel};
 pub use frame_range::FrameRange;
 pub use joint_map::{JointMap, UpAxis};
-pub use resample::{resample, resampled_len};
-pub use retarget::retarget;
+pub use resample::{RATE_TOLERANCE, resample, resampled_len, snap_rate};
+pub use aliases::rig_joint_for;
+pub use retarget::{Retargeted, retarget, retarget_with_report};
 pub use source::{SourceMotion, SourceSkeleton};
 
 use std::ops::Range;
 use std::path::Path;
 
 use crate::body::{Body, Pose};
-use crate::{Error, Result};
+use crate::{Error, Result, Vec3};
 
 /// Slowest and fastest playback a training window or `senc eval --speed`
 /// may ask for.
@@ -48,17 +50,36 @@ pub struct Motion {
     pub frames: Vec<Pose>,
     /// Where it came from (a path or a built-in name), for messages.
     pub source: String,
+    /// How it was read: frame rate and count, units, up axis, joint
+    /// matching; one line each (`senc motion info` prints them).
+    pub notes: Vec<String>,
+    /// What a user should know before a long run: a frame count that
+    /// disagrees with the rows, a body that floats or folds, bones that
+    /// flip. Commands that load a motion print them.
+    pub warnings: Vec<String>,
 }
 
 impl Motion {
     /// The simulation frame rate.
     pub const FPS: f64 = 30.0;
 
+    /// Poses at 30 fps made elsewhere (a procedural motion), named `source`.
+    pub fn from_poses(frames: Vec<Pose>, source: impl Into<String>) -> Motion {
+        Motion {
+            frames,
+            source: source.into(),
+            notes: Vec::new(),
+            warnings: Vec::new(),
+        }
+    }
+
     /// Loads a motion file onto `body`: `.bvh` or AMASS `.npz`. The names
     /// `01_01` and `01_03` (no such file present) load the embedded CMU
     /// clips. A BVH uses the joint map in the RON file beside it with the
     /// same stem (`boxing.bvh` → `boxing.ron`, see [`JointMap`]) if there is
-    /// one, else the CMU cgspeed map.
+    /// one; else the CMU cgspeed map when every joint has a cgspeed name,
+    /// else [`JointMap::generic`] (names by alias, units and up axis from
+    /// the skeleton).
     pub fn load(path: &Path, body: &Body) -> Result<Motion> {
         if !path.exists()
             && let Some(text) = path.to_str().and_then(crate::data::builtin_motion)
@@ -73,12 +94,18 @@ impl Motion {
         {
             Some("bvh") => {
                 let sidecar = path.with_extension("ron");
-                let map = if sidecar.is_file() {
-                    JointMap::read(&sidecar)?
+                let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+                let bvh = Bvh::parse(&text, path)?;
+                let (map, which) = if sidecar.is_file() {
+                    (JointMap::read(&sidecar)?, format!("the joint map {}", sidecar.display()))
+                } else if is_cgspeed(&bvh, body) {
+                    (JointMap::cmu_cgspeed(), "the CMU cgspeed joint map (every joint has a cgspeed name)".to_string())
                 } else {
-                    JointMap::cmu_cgspeed()
+                    (JointMap::generic(), format!("no joint map ({} not found): names matched as they are or by alias", sidecar.display()))
                 };
-                Motion::from_bvh_file(path, body, &map)
+                let mut motion = Motion::from_bvh(&bvh, path, body, &map)?;
+                motion.notes.insert(0, format!("map: {which}"));
+                Ok(motion)
             }
             Some("npz") => Motion::from_amass_npz(path, body),
             _ => Err(Error::invalid(format!(
@@ -104,10 +131,33 @@ impl Motion {
 
     /// Parses BVH text (`path` names it in errors) and retargets it with `map`.
     pub fn from_bvh_str(text: &str, path: &Path, body: &Body, map: &JointMap) -> Result<Motion> {
-        let bvh = Bvh::parse(text, path)?;
-        let mut source = SourceMotion::from_bvh(&bvh, map.scale, map.up);
+        Motion::from_bvh(&Bvh::parse(text, path)?, path, body, map)
+    }
+
+    /// Retargets a parsed BVH with `map` (`path` names it in messages).
+    pub fn from_bvh(bvh: &Bvh, path: &Path, body: &Body, map: &JointMap) -> Result<Motion> {
+        let (up, how) = match map.up {
+            UpAxis::Auto => (detect_up(bvh), "found from the skeleton: feet to head at the first frame"),
+            stated => (stated, "as the joint map states"),
+        };
+        let mut source = SourceMotion::from_bvh(bvh, map.scale, up);
         source.skip_frames(map.skip_frames);
-        Motion::from_source(&source, map, body, path)
+        let mut motion = Motion::from_source(&source, map, body, path)?;
+        let mut notes = vec![
+            format!(
+                "frames: {} rows ({} declared), {} skipped as the map says",
+                bvh.num_frames(),
+                bvh.declared_frames,
+                map.skip_frames.min(bvh.num_frames())
+            ),
+            format!("up axis: {up:?} ({how})"),
+        ];
+        notes.append(&mut motion.notes);
+        motion.notes = notes;
+        let mut warnings = bvh.warnings.clone();
+        warnings.append(&mut motion.warnings);
+        motion.warnings = warnings;
+        Ok(motion)
     }
 
     /// Reads an AMASS `.npz` and retargets it (see [`Amass::to_source`]).
@@ -130,11 +180,37 @@ impl Motion {
                 path.display()
             )));
         }
-        let poses = retarget(source, map, body)
+        let retargeted = retarget_with_report(source, map, body)
             .map_err(|e| Error::invalid(format!("{}: {e}", path.display())))?;
+        let rate = snap_rate(source.fps, Motion::FPS);
+        let frames = resample(&retargeted.poses, rate, Motion::FPS);
+        let timing = if rate == Motion::FPS {
+            format!(
+                "frame rate: {:.5} fps, taken as {} fps: {} frames, one per source frame",
+                source.fps,
+                Motion::FPS,
+                frames.len()
+            )
+        } else {
+            format!(
+                "frame rate: {:.5} fps, resampled to {} fps: {} source frames → {}",
+                source.fps,
+                Motion::FPS,
+                source.num_frames(),
+                frames.len()
+            )
+        };
+        let mut notes = vec![timing];
+        notes.extend(retargeted.notes);
         Ok(Motion {
-            frames: resample(&poses, source.fps, Motion::FPS),
+            frames,
             source: path.display().to_string(),
+            notes,
+            warnings: retargeted
+                .warnings
+                .into_iter()
+                .map(|w| format!("{}: {w}", path.display()))
+                .collect(),
         })
     }
 
@@ -153,6 +229,8 @@ impl Motion {
         Motion {
             frames: self.frames[range].to_vec(),
             source: self.source.clone(),
+            notes: self.notes.clone(),
+            warnings: self.warnings.clone(),
         }
     }
 
@@ -166,6 +244,8 @@ impl Motion {
         Motion {
             frames: resample(&self.frames, speed * Motion::FPS, Motion::FPS),
             source: format!("{} at {speed}x speed", self.source),
+            notes: self.notes.clone(),
+            warnings: self.warnings.clone(),
         }
     }
 
@@ -184,5 +264,49 @@ impl Motion {
     /// The frames a `--frames A:B` selects; an error when out of range.
     pub fn select(&self, frames: FrameRange) -> Result<Motion> {
         Ok(self.slice(frames.resolve(self.len())?))
+    }
+}
+
+/// Whether every joint of `bvh` has a name of the CMU cgspeed files: a rig
+/// joint's or one the cgspeed map renames.
+fn is_cgspeed(bvh: &Bvh, body: &Body) -> bool {
+    let map = JointMap::cmu_cgspeed();
+    bvh.joints
+        .iter()
+        .all(|j| map.joints.contains_key(&j.name) || body.skeleton.index_of(&j.name).is_some())
+}
+
+/// The up axis of a BVH's world: the direction from the feet (or the
+/// lowest leg joint) to the head at the first frame, Z when it is mostly
+/// along ±Z, else Y. Joints are found by name or alias; without a head or
+/// feet, Y (the BVH convention).
+pub fn detect_up(bvh: &Bvh) -> UpAxis {
+    let source = SourceMotion::from_bvh(bvh, 1.0, UpAxis::Y);
+    if source.num_frames() == 0 {
+        return UpAxis::Y;
+    }
+    let rig_name = |name: &str| rig_joint_for(name).unwrap_or_else(|| name.to_string());
+    let find = |targets: &[&str]| {
+        source
+            .skeleton
+            .names
+            .iter()
+            .position(|n| targets.contains(&rig_name(n).as_str()))
+    };
+    let positions = source.world_positions(0);
+    let head = find(&["Head"]).or_else(|| find(&["Neck"]));
+    let feet: Vec<usize> = ["LeftFoot", "RightFoot"]
+        .iter()
+        .filter_map(|f| find(&[f]))
+        .collect();
+    let (Some(head), false) = (head, feet.is_empty()) else {
+        return UpAxis::Y;
+    };
+    let feet_centre = feet.iter().map(|&f| positions[f]).sum::<Vec3>() / feet.len() as f64;
+    let up = positions[head] - feet_centre;
+    if up.z.abs() > up.y.abs() {
+        UpAxis::Z
+    } else {
+        UpAxis::Y
     }
 }

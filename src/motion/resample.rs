@@ -2,6 +2,25 @@
 
 use crate::body::Pose;
 
+/// Largest relative difference between a file's frame rate and the
+/// simulation rate that is still taken as the simulation rate:
+/// `Frame Time: 0.0333333` (30.00003 fps) or `0.0333` (30.03 fps) is 30 fps.
+/// A real rate that close differs by under a frame in eight seconds.
+pub const RATE_TOLERANCE: f64 = 2e-3;
+
+/// `to_fps` when `fps` is within [`RATE_TOLERANCE`] of it, else `fps`: a
+/// frame time rounded when it was written must not make every frame a blend
+/// of two poses and lose the last one. Higher rates are resampled as they
+/// are written (a 120 fps file's `0.0083333` picks source frames at most 1 %
+/// of a frame apart from every fourth).
+pub fn snap_rate(fps: f64, to_fps: f64) -> f64 {
+    if (fps - to_fps).abs() <= RATE_TOLERANCE * to_fps {
+        to_fps
+    } else {
+        fps
+    }
+}
+
 /// Number of frames at `to_fps` covering a clip of `n` frames at `from_fps`:
 /// the times k / to_fps that do not pass the last source frame, (n − 1) / from_fps.
 pub fn resampled_len(n: usize, from_fps: f64, to_fps: f64) -> usize {
