@@ -4,14 +4,14 @@
 pub mod chain;
 pub mod config;
 pub mod log;
+pub mod run;
 pub mod sample;
 pub mod schedule;
-pub mod session;
 pub mod validation;
 pub mod window;
 
 pub use config::TrainConfig;
-pub use session::{
+pub use run::{
     RUN_CONFIG_FILE, SELECTED_FILE, TrainOptions, TrainSummary, best_dir, checkpoint_dir,
     checkpoint_run_config, train, validated_dir, validated_models,
 };

@@ -2,12 +2,14 @@
 //!
 //! Each sample is a garment on a window of a motion with a random material
 //! and external force. The garment starts skinned to the first frame (plus
-//! noise), settles for one step of 1/3 s against the static body, then
-//! follows the motion for the current rollout length. With
+//! noise); a model with `settle: true` first settles for one step of 1/3 s
+//! against the static body; then it follows the motion for the current
+//! rollout length. With
 //! `continue_probability` a sample instead continues where the previous one
 //! ended (`chain`), without settling. Every network step is
 //! one update: the prediction x goes to the CPU, the f64 energies give
-//! g = dE/dx, and g enters the network through the surrogate Σ x·g. The next
+//! g = dE/dx, and g enters the network through the surrogate Σ x·g
+//! (`model::trainer`). The next
 //! step starts from the detached prediction.
 //!
 //! `train.steps` is reached at a sample boundary: the run stops after the
