@@ -6,7 +6,7 @@ use clap::Parser;
 
 /// mimalloc instead of the system allocator: burn's CPU backend allocates a
 /// fresh buffer for every intermediate tensor (megabytes each), which glibc
-/// serves from new, page-faulting mappings (docs/BENCHMARKS.md, session 6:
+/// serves from new, page-faulting mappings (docs/BENCHMARKS.md, "Allocator":
 /// the network forward pass 10–14 % faster).
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;

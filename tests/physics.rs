@@ -1253,7 +1253,7 @@ fn solver_with_the_self_collision_term_separates_intersecting_boxes() {
 /// self-collision term, as `senc simulate --config
 /// configs/simulate_skirt_sc.ron --motion 01_03 --frames 789:790` runs it.
 /// With the exact term (knee 0) this step ran 5000 iterations unconverged
-/// (docs/BENCHMARKS.md, Physics, session 9); with the config's knee and the
+/// (docs/BENCHMARKS.md, "The self-collision term"); with the config's knee and the
 /// penalty's Gauss–Newton curvature it converges in a few hundred.
 #[test]
 fn the_skirt_settles_with_the_smoothed_self_collision_term_on_held_out_01_03() {

@@ -9,7 +9,7 @@
 //! stale again and again. The Newton system carries the membrane, contact
 //! and friction stiffness exactly (bending by Gauss–Newton); one iteration
 //! on the 1057-vertex T-shirt costs ~20 ms, most of it assembling H
-//! (docs/BENCHMARKS.md, Physics, session 5).
+//! (docs/BENCHMARKS.md, "Criterion: energy, Hessian and one solver step").
 //!
 //! Indefinite element Hessians (compressed StVK triangles) are filtered with
 //! absolute eigenvalues until a full step is accepted, then clamped to zero
