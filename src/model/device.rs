@@ -6,16 +6,10 @@
 //! message saying why (touching a CUDA device without a driver would panic).
 //!
 //! Building `--features cuda` offline: burn-cuda 0.22.1 → cubecl-cuda →
-//! cubecl-llvm, whose build dependency `tracel-llvm-bundler 23.1.0-4`
-//! downloads a prebuilt LLVM 23.1 into
-//! `~/.local/share/tracel/tracel-llvm-23.1.0-4/` and fails without network
-//! (even `cargo check`). Its build script skips the download when that
-//! directory holds an LLVM prefix and the sentinel file `.tracel-llvm-installed`;
-//! so install LLVM 23 with static libraries (apt.llvm.org: `llvm-23-dev
-//! libpolly-23-dev libzstd-dev`; this Debian only packages up to LLVM 19),
-//! then `ln -s /usr/lib/llvm-23 ~/.local/share/tracel/tracel-llvm-23.1.0-4`
-//! and `touch` the sentinel inside it, or copy the release tarball's
-//! extracted tree there from a machine with network.
+//! cubecl-llvm, whose build dependency `tracel-llvm-bundler 23.1.0-4` would
+//! download a prebuilt LLVM 23.1 into `~/.local/share/tracel/`;
+//! `scripts/setup-cuda-build.sh` points it at Debian's LLVM 22 instead
+//! (docs/BENCHMARKS.md, "Backends").
 
 use std::fmt;
 use std::str::FromStr;
