@@ -187,6 +187,14 @@ pub fn train(config: &RunConfig, options: &TrainOptions) -> Result<TrainSummary>
     let mut log = CsvLog::open(&options.out.join("log.csv"), trainer.updates)?;
 
     let bar = progress_bar(options.progress, tc.steps, trainer.updates);
+    // What loading the motions noticed (a frame count that disagrees with
+    // the rows, a floating body, flipping limbs), once per message.
+    let mut warned = std::collections::BTreeSet::new();
+    for warning in scenes.iter().flat_map(|s| &s.motion.warnings) {
+        if warned.insert(warning.as_str()) {
+            bar.println(format!("warning: {warning}"));
+        }
+    }
     let mut recent = std::collections::VecDeque::with_capacity(100);
     let mut last_checkpoint = trainer.updates;
     let start_update = trainer.updates;
