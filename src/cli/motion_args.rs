@@ -8,8 +8,9 @@ use senc::motion::{FrameRange, Motion};
 /// A motion and the frames of it to run on.
 #[derive(clap::Args, Debug)]
 pub struct MotionArgs {
-    /// Motion: the built-in CMU clips `01_01` / `01_03`, a BVH file (CMU
-    /// cgspeed joint names) or an AMASS .npz.
+    /// Motion: the built-in CMU clips `01_01` / `01_03`, a BVH file (joints
+    /// matched by name, common alias or a joint map `NAME.ron` beside it;
+    /// `senc motion info FILE` shows how) or an AMASS .npz.
     #[arg(long)]
     pub motion: PathBuf,
     /// Frames A:B at 30 fps after resampling (A inclusive, B exclusive;
