@@ -10,7 +10,8 @@ use burn::tensor::Device;
 use criterion::{Criterion, criterion_group, criterion_main};
 use senc::Vec3;
 use senc::model::fixture::TubeScene;
-use senc::model::{GarmentGraph, ModelConfig, NeuralSimulator, StepGraph, Trainer};
+use senc::model::{GarmentGraph, ModelConfig, NeuralSimulator, StepGraph};
+use senc::train::Trainer;
 
 fn device() -> (String, Device) {
     let name = std::env::var("SENC_BENCH_BACKEND").unwrap_or_else(|_| "flex".into());

@@ -11,12 +11,14 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use senc::Vec3;
 use senc::mesh::TriMesh;
-use senc::model::checkpoint::{self, RngState, TrainingState};
+use senc::model::checkpoint;
+use senc::train::Trainer;
+use senc::train::checkpoint::{self as training_checkpoint, RngState, TrainingState};
 use senc::model::coarse::CoarseLevels;
 use senc::model::fixture::TubeScene;
 use senc::model::graph::{nearest_body_vertices, self_collision_edges};
 use senc::model::simulator::tensor_to_points;
-use senc::model::{EdgeKind, GarmentGraph, ModelConfig, NeuralSimulator, StepGraph, Trainer};
+use senc::model::{EdgeKind, GarmentGraph, ModelConfig, NeuralSimulator, StepGraph};
 
 /// A small network over every kind of edge set, fast enough for tests.
 fn small_config() -> ModelConfig {
@@ -422,8 +424,8 @@ fn save_load_gives_identical_outputs() {
     };
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("ckpt");
-    checkpoint::save(&path, &trainer.sim, Some((&trainer, &state))).unwrap();
-    checkpoint::save(&path, &trainer.sim, Some((&trainer, &state))).unwrap(); // overwrite
+    training_checkpoint::save(&path, &trainer, &state).unwrap();
+    training_checkpoint::save(&path, &trainer, &state).unwrap(); // overwrite
     assert_eq!(
         std::fs::read_dir(dir.path()).unwrap().count(),
         1,
@@ -437,7 +439,7 @@ fn save_load_gives_identical_outputs() {
 
     // Resuming continues the same optimisation: one more step from the
     // checkpoint equals one more step of the original trainer.
-    let (mut resumed, restored) = checkpoint::resume(&path, &config, &Device::flex()).unwrap();
+    let (mut resumed, restored) = training_checkpoint::resume(&path, &config, &Device::flex()).unwrap();
     assert_eq!(restored, state);
     assert_eq!(
         restored.rng.unwrap().restore().unwrap().random::<u64>(),

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use burn::tensor::Device;
 use senc::Error;
 use senc::atomic_file::write_bytes_atomic;
-use senc::model::average::WeightAverage;
+use senc::train::average::WeightAverage;
 use senc::model::checkpoint;
 use senc::train::{RUN_CONFIG_FILE, validated_models};
 
@@ -48,7 +48,7 @@ pub fn run(args: Args) -> senc::Result<()> {
             .add(&checkpoint::load(dir, &device)?)
             .map_err(|e| Error::parse(dir, e.to_string()))?;
     }
-    checkpoint::save(&args.out, &average.finish(), None)?;
+    checkpoint::save(&args.out, &average.finish())?;
     // rollout and eval read the garment from run.ron; the models share it.
     let run_config = sources[0].join(RUN_CONFIG_FILE);
     if run_config.exists() {

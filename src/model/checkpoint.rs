@@ -4,8 +4,7 @@
 //! <dir>/model.ron            ModelConfig the network was built for
 //! <dir>/weights.bpk          network parameters (burnpack)
 //! <dir>/normalizers.ron      input statistics (RON: floats round-trip exactly)
-//! <dir>/training/optimizer.bpk   Adam state (optional)
-//! <dir>/training/state.json      update counter, RNG, loop state (optional)
+//! <dir>/training/…          what training keeps to resume (`train::checkpoint`)
 //! ```
 //!
 //! The directory is written next to its final place and renamed over it,
@@ -15,76 +14,28 @@
 use std::path::{Path, PathBuf};
 
 use burn::module::Module;
-use burn::optim::OptimizerRecord;
 use burn::store::ModuleRecord;
 use burn::tensor::{Bytes, Device};
-use rand_chacha::ChaCha8Rng;
-use serde::{Deserialize, Serialize};
 
 use super::config::ModelConfig;
 use super::simulator::NeuralSimulator;
 use super::step_graph::Normalizers;
-use super::trainer::Trainer;
 use crate::atomic_file::write_bytes_atomic;
 use crate::{Error, Result};
 
 const CONFIG_FILE: &str = "model.ron";
 const WEIGHTS_FILE: &str = "weights.bpk";
 const NORMALIZERS_FILE: &str = "normalizers.ron";
-const OPTIMIZER_FILE: &str = "training/optimizer.bpk";
-const STATE_FILE: &str = "training/state.json";
 
-/// Training-loop state saved beside the weights.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct TrainingState {
-    /// Optimizer updates taken.
-    pub updates: u64,
-    /// The loop's random stream, if any.
-    pub rng: Option<RngState>,
-    /// Anything else the loop wants back (schedule stage, rollout length, …).
-    #[serde(default)]
-    pub extra: serde_json::Value,
+/// Writes `sim` to `dir`.
+pub fn save(dir: &Path, sim: &NeuralSimulator) -> Result<()> {
+    save_with(dir, sim, &[])
 }
 
-/// A ChaCha8 stream position: seed + word position restore it exactly.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RngState {
-    /// The 32-byte seed.
-    pub seed: [u8; 32],
-    /// Words consumed, as a decimal string (u128 does not fit JSON numbers).
-    pub word_pos: String,
-}
-
-impl RngState {
-    /// Captures `rng`.
-    pub fn capture(rng: &ChaCha8Rng) -> Self {
-        RngState {
-            seed: rng.get_seed(),
-            word_pos: rng.get_word_pos().to_string(),
-        }
-    }
-
-    /// The generator at the captured position.
-    pub fn restore(&self) -> Result<ChaCha8Rng> {
-        use rand::SeedableRng;
-        let pos: u128 = self
-            .word_pos
-            .parse()
-            .map_err(|_| Error::invalid(format!("bad RNG word position \"{}\"", self.word_pos)))?;
-        let mut rng = ChaCha8Rng::from_seed(self.seed);
-        rng.set_word_pos(pos);
-        Ok(rng)
-    }
-}
-
-/// Writes `sim` (and, when given, the trainer's optimizer and `state`) to `dir`.
-pub fn save(
-    dir: &Path,
-    sim: &NeuralSimulator,
-    training: Option<(&Trainer, &TrainingState)>,
-) -> Result<()> {
+/// Writes `sim` and `extra` files (a path inside the checkpoint and its
+/// bytes, e.g. the optimizer state training keeps) to `dir`, all replacing
+/// the old directory at once.
+pub fn save_with(dir: &Path, sim: &NeuralSimulator, extra: &[(&str, &[u8])]) -> Result<()> {
     let tmp = sibling(dir, "tmp");
     let _ = std::fs::remove_dir_all(&tmp);
     let written = (|| {
@@ -100,15 +51,8 @@ pub fn save(
         write_bytes_atomic(&tmp.join(WEIGHTS_FILE), &weights)?;
         let normalizers = ron::to_string(&sim.normalizers).expect("plain data");
         write_bytes_atomic(&tmp.join(NORMALIZERS_FILE), normalizers.as_bytes())?;
-        if let Some((trainer, state)) = training {
-            let optimizer = trainer
-                .optimizer
-                .to_record()
-                .into_bytes()
-                .map_err(|e| record_error(dir, e))?;
-            write_bytes_atomic(&tmp.join(OPTIMIZER_FILE), &optimizer)?;
-            let state = serde_json::to_vec_pretty(state).expect("plain data");
-            write_bytes_atomic(&tmp.join(STATE_FILE), &state)?;
+        for (name, bytes) in extra {
+            write_bytes_atomic(&tmp.join(name), bytes)?;
         }
         replace_dir(&tmp, dir)
     })();
@@ -161,29 +105,6 @@ pub fn load_matching(
     load(dir, device)
 }
 
-/// Resumes training from `dir` on the autodiff version of `device`; the
-/// stored config must equal `expected`. Without training files the
-/// optimizer starts fresh and the state is default.
-pub fn resume(
-    dir: &Path,
-    expected: &ModelConfig,
-    device: &Device,
-) -> Result<(Trainer, TrainingState)> {
-    let mut trainer = Trainer::new(load_matching(dir, expected, device)?);
-    let state_path = dir.join(STATE_FILE);
-    if !state_path.exists() {
-        return Ok((trainer, TrainingState::default()));
-    }
-    let state: TrainingState = serde_json::from_slice(&read(&state_path)?)
-        .map_err(|e| Error::parse(&state_path, e.to_string()))?;
-    let optim_path = dir.join(OPTIMIZER_FILE);
-    let record = OptimizerRecord::from_bytes(Bytes::from_bytes_vec(read(&optim_path)?))
-        .map_err(|e| record_error(&optim_path, e))?;
-    trainer.optimizer = trainer.optimizer.load_record(record);
-    trainer.updates = state.updates;
-    Ok((trainer, state))
-}
-
 /// "field: stored → expected" for every differing field.
 fn config_diff(stored: &ModelConfig, expected: &ModelConfig) -> String {
     let as_map = |c: &ModelConfig| match serde_json::to_value(c).expect("plain data") {
@@ -219,10 +140,10 @@ fn sibling(dir: &Path, what: &str) -> PathBuf {
     dir.with_file_name(format!(".{name}.{what}-{}", std::process::id()))
 }
 
-fn read(path: &Path) -> Result<Vec<u8>> {
+pub(crate) fn read(path: &Path) -> Result<Vec<u8>> {
     std::fs::read(path).map_err(|e| Error::io(path, e))
 }
 
-fn record_error(path: &Path, e: burn::store::RecordError) -> Error {
+pub(crate) fn record_error(path: &Path, e: burn::store::RecordError) -> Error {
     Error::parse(path, e.to_string())
 }

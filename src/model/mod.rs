@@ -1,10 +1,10 @@
 //! The self-collision-aware graph network (DESIGN §5): per-step graphs
 //! (mesh, HOOD coarse levels, body and SENC self-collision edges), input
 //! features and their normalisers, the encode-process-decode network in
-//! burn, checkpoints, and the training hooks the loop needs.
+//! burn, and model checkpoints. The optimiser, its checkpoints and weight
+//! averaging belong to `train`.
 
 pub mod architecture;
-pub mod average;
 pub mod checkpoint;
 pub mod coarse;
 pub mod config;
@@ -18,11 +18,9 @@ pub mod network;
 pub mod normalizer;
 pub mod simulator;
 pub mod step_graph;
-pub mod trainer;
 
 pub use architecture::{Architecture, EdgeKind};
 pub use config::{Integration, ModelConfig};
 pub use network::{GraphNet, GraphTensors};
 pub use simulator::NeuralSimulator;
 pub use step_graph::{GarmentGraph, Normalizers, StepGraph, StepInputs};
-pub use trainer::{Trainer, UpdateStats};

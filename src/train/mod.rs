@@ -1,16 +1,20 @@
 //! Self-supervised training (DESIGN §6): the `train` config section, sample
 //! drawing and chaining, schedules, the CSV log, held-out validation and the loop itself.
 
+pub mod average;
 pub mod chain;
+pub mod checkpoint;
 pub mod config;
 pub mod log;
 pub mod run;
 pub mod sample;
 pub mod schedule;
+pub mod trainer;
 pub mod validation;
 pub mod window;
 
 pub use config::TrainConfig;
+pub use trainer::{Trainer, UpdateStats};
 pub use run::{
     RUN_CONFIG_FILE, SELECTED_FILE, TrainOptions, TrainSummary, best_dir, checkpoint_dir,
     checkpoint_run_config, train, validated_dir, validated_models,

@@ -9,7 +9,7 @@
 //! ended (`chain`), without settling. Every network step is
 //! one update: the prediction x goes to the CPU, the f64 energies give
 //! g = dE/dx, and g enters the network through the surrogate Σ x·g
-//! (`model::trainer`). The next
+//! (`train::trainer`). The next
 //! step starts from the detached prediction.
 //!
 //! `train.steps` is reached at a sample boundary: the run stops after the
@@ -38,9 +38,11 @@ use crate::config::RunConfig;
 use crate::eval::SequenceReport;
 use crate::eval::metrics::GarmentMetrics;
 use crate::garment::Garment;
-use crate::model::checkpoint::{self, RngState, TrainingState};
+use super::checkpoint::{self as training_checkpoint, RngState, TrainingState};
+use super::trainer::Trainer;
+use crate::model::checkpoint;
 use crate::model::simulator::tensor_to_points;
-use crate::model::{NeuralSimulator, Trainer};
+use crate::model::NeuralSimulator;
 use crate::physics::{BodyMotion, Cloth, ContactSearch, PhysicsConfig, Step};
 use crate::sim::{DT, GarmentModelInputs, GarmentState, SETTLE_DT, Scene, build_step_graph};
 use crate::{Error, Result};
@@ -143,7 +145,7 @@ pub fn train(config: &RunConfig, options: &TrainOptions) -> Result<TrainSummary>
     std::fs::create_dir_all(&options.out).map_err(|e| Error::io(&options.out, e))?;
     let ckpt = checkpoint_dir(&options.out);
     let (mut trainer, mut rng, mut samples, mut skipped, mut carried) = if options.resume {
-        let (mut trainer, state) = checkpoint::resume(&ckpt, &config.model, &options.device)?;
+        let (mut trainer, state) = training_checkpoint::resume(&ckpt, &config.model, &options.device)?;
         let rng = match &state.rng {
             Some(r) => r.restore()?,
             None => {
@@ -310,7 +312,7 @@ pub fn train(config: &RunConfig, options: &TrainOptions) -> Result<TrainSummary>
                     "carried": carried,
                 }),
             };
-            checkpoint::save(&ckpt, &trainer.sim, Some((&trainer, &state)))?;
+            training_checkpoint::save(&ckpt, &trainer, &state)?;
             crate::atomic_file::write_bytes_atomic(
                 &ckpt.join(RUN_CONFIG_FILE),
                 config_text.as_bytes(),
@@ -362,7 +364,7 @@ fn save_best(
 /// Writes `sim` to `dir` as a model checkpoint without training state
 /// (loadable by `rollout`, `eval` and `--init-from`), with its run config.
 fn save_model(dir: &Path, sim: &NeuralSimulator, config_text: &str) -> Result<()> {
-    checkpoint::save(dir, sim, None)?;
+    checkpoint::save(dir, sim)?;
     crate::atomic_file::write_bytes_atomic(&dir.join(RUN_CONFIG_FILE), config_text.as_bytes())
 }
 

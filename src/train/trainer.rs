@@ -8,9 +8,9 @@ use burn::module::{Module, ModuleVisitor, Param};
 use burn::optim::{AdamConfig, GradientsParams, ModuleOptimizer};
 use burn::tensor::{Tensor, TensorData};
 
-use super::network::GraphNet;
-use super::simulator::NeuralSimulator;
-use super::step_graph::StepGraph;
+use crate::model::network::GraphNet;
+use crate::model::simulator::NeuralSimulator;
+use crate::model::step_graph::StepGraph;
 use crate::{Error, Result, Vec3};
 
 /// Global gradient-norm bound of HOOD/SENC training.

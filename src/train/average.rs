@@ -13,7 +13,7 @@
 use burn::module::{Module, ModuleMapper, ModuleVisitor, Param};
 use burn::tensor::{Tensor, TensorData};
 
-use super::simulator::NeuralSimulator;
+use crate::model::simulator::NeuralSimulator;
 
 /// Why a set of models cannot be averaged.
 #[derive(Debug, Clone, PartialEq, Eq)]

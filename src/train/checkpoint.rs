@@ -1,0 +1,108 @@
+//! What training keeps beside a model checkpoint to resume bit-identically:
+//!
+//! ```text
+//! <dir>/training/optimizer.bpk   Adam state
+//! <dir>/training/state.json      update counter, RNG, loop state
+//! ```
+//!
+//! written in the same atomic directory replacement as the model
+//! (`model::checkpoint::save_with`).
+
+use std::path::Path;
+
+use burn::optim::OptimizerRecord;
+use burn::tensor::{Bytes, Device};
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+
+use super::trainer::Trainer;
+use crate::model::ModelConfig;
+use crate::model::checkpoint;
+use crate::{Error, Result};
+
+const OPTIMIZER_FILE: &str = "training/optimizer.bpk";
+const STATE_FILE: &str = "training/state.json";
+
+/// Training-loop state saved beside the weights.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrainingState {
+    /// Optimizer updates taken.
+    pub updates: u64,
+    /// The loop's random stream, if any.
+    pub rng: Option<RngState>,
+    /// Anything else the loop wants back (schedule stage, rollout length, …).
+    #[serde(default)]
+    pub extra: serde_json::Value,
+}
+
+/// A ChaCha8 stream position: seed + word position restore it exactly.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RngState {
+    /// The 32-byte seed.
+    pub seed: [u8; 32],
+    /// Words consumed, as a decimal string (u128 does not fit JSON numbers).
+    pub word_pos: String,
+}
+
+impl RngState {
+    /// Captures `rng`.
+    pub fn capture(rng: &ChaCha8Rng) -> Self {
+        RngState {
+            seed: rng.get_seed(),
+            word_pos: rng.get_word_pos().to_string(),
+        }
+    }
+
+    /// The generator at the captured position.
+    pub fn restore(&self) -> Result<ChaCha8Rng> {
+        use rand::SeedableRng;
+        let pos: u128 = self
+            .word_pos
+            .parse()
+            .map_err(|_| Error::invalid(format!("bad RNG word position \"{}\"", self.word_pos)))?;
+        let mut rng = ChaCha8Rng::from_seed(self.seed);
+        rng.set_word_pos(pos);
+        Ok(rng)
+    }
+}
+
+/// Writes the trainer's model, optimizer and `state` to `dir`.
+pub fn save(dir: &Path, trainer: &Trainer, state: &TrainingState) -> Result<()> {
+    let optimizer = trainer
+        .optimizer
+        .to_record()
+        .into_bytes()
+        .map_err(|e| checkpoint::record_error(dir, e))?;
+    let state = serde_json::to_vec_pretty(state).expect("plain data");
+    checkpoint::save_with(
+        dir,
+        &trainer.sim,
+        &[(OPTIMIZER_FILE, &optimizer), (STATE_FILE, &state)],
+    )
+}
+
+/// Resumes training from `dir` on the autodiff version of `device`; the
+/// stored config must equal `expected`. Without training files the
+/// optimizer starts fresh and the state is default.
+pub fn resume(
+    dir: &Path,
+    expected: &ModelConfig,
+    device: &Device,
+) -> Result<(Trainer, TrainingState)> {
+    let mut trainer = Trainer::new(checkpoint::load_matching(dir, expected, device)?);
+    let state_path = dir.join(STATE_FILE);
+    if !state_path.exists() {
+        return Ok((trainer, TrainingState::default()));
+    }
+    let state: TrainingState = serde_json::from_slice(&checkpoint::read(&state_path)?)
+        .map_err(|e| Error::parse(&state_path, e.to_string()))?;
+    let optim_path = dir.join(OPTIMIZER_FILE);
+    let record = OptimizerRecord::from_bytes(Bytes::from_bytes_vec(checkpoint::read(&optim_path)?))
+        .map_err(|e| checkpoint::record_error(&optim_path, e))?;
+    trainer.optimizer = trainer.optimizer.load_record(record);
+    trainer.updates = state.updates;
+    Ok((trainer, state))
+}
+
