@@ -46,7 +46,12 @@ fn main() {
 /// Mean distance (mm) and mean vertical offset (mm) of `x` from `target`.
 fn compare(x: &[Vec3], target: &[Vec3]) -> (f64, f64) {
     let n = x.len() as f64;
-    let distance = x.iter().zip(target).map(|(a, b)| (a - b).norm()).sum::<f64>() / n;
+    let distance = x
+        .iter()
+        .zip(target)
+        .map(|(a, b)| (a - b).norm())
+        .sum::<f64>()
+        / n;
     let up = x.iter().zip(target).map(|(a, b)| a.y - b.y).sum::<f64>() / n;
     (1e3 * distance, 1e3 * up)
 }
@@ -120,18 +125,28 @@ fn run() -> senc::Result<()> {
         let network = model.predict_positions(&graph);
 
         let velocity = state.velocity(DT);
-        let step = Step::new(&cloth, &state.x, &velocity, DT, Some(body_motion(&bodies, search)?))?;
+        let step = Step::new(
+            &cloth,
+            &state.x,
+            &velocity,
+            DT,
+            Some(body_motion(&bodies, search)?),
+        )?;
         let energy = step.energies();
         let mut solved = ClothState {
             positions: state.x.clone(),
             velocities: velocity.clone(),
         };
-        solver.step(&mut solved, DT, Some(body_motion(&bodies, search)?), &bodies.pin_targets)?;
+        solver.step(
+            &mut solved,
+            DT,
+            Some(body_motion(&bodies, search)?),
+            &bodies.pin_targets,
+        )?;
         // Zero acceleration in the skinned frame: 2x_t − x_{t−1} + Δ²s.
         let inertial: Vec<Vec3> = (0..state.x.len())
             .map(|v| {
-                2.0 * state.x[v] - state.x_prev[v] + bodies.pin_targets[v]
-                    - 2.0 * state.skinned[v]
+                2.0 * state.x[v] - state.x_prev[v] + bodies.pin_targets[v] - 2.0 * state.skinned[v]
                     + state.skinned_prev[v]
             })
             .collect();
@@ -149,7 +164,8 @@ fn run() -> senc::Result<()> {
         ];
         println!(
             "{t:>5} | {} | {:.4} {:.4} {:.4}",
-            rows.map(|(d, up)| format!("{d:>7.2} ({up:+6.2})")).join(" | "),
+            rows.map(|(d, up)| format!("{d:>7.2} ({up:+6.2})"))
+                .join(" | "),
             energies[0],
             energies[1],
             energies[2]

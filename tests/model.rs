@@ -12,13 +12,13 @@ use rand_chacha::ChaCha8Rng;
 use senc::Vec3;
 use senc::mesh::TriMesh;
 use senc::model::checkpoint;
-use senc::train::Trainer;
-use senc::train::checkpoint::{self as training_checkpoint, RngState, TrainingState};
 use senc::model::coarse::CoarseLevels;
 use senc::model::fixture::TubeScene;
 use senc::model::graph::{nearest_body_vertices, self_collision_edges};
 use senc::model::simulator::tensor_to_points;
 use senc::model::{EdgeKind, GarmentGraph, ModelConfig, NeuralSimulator, StepGraph};
+use senc::train::Trainer;
+use senc::train::checkpoint::{self as training_checkpoint, RngState, TrainingState};
 
 /// A small network over every kind of edge set, fast enough for tests.
 fn small_config() -> ModelConfig {
@@ -439,7 +439,8 @@ fn save_load_gives_identical_outputs() {
 
     // Resuming continues the same optimisation: one more step from the
     // checkpoint equals one more step of the original trainer.
-    let (mut resumed, restored) = training_checkpoint::resume(&path, &config, &Device::flex()).unwrap();
+    let (mut resumed, restored) =
+        training_checkpoint::resume(&path, &config, &Device::flex()).unwrap();
     assert_eq!(restored, state);
     assert_eq!(
         restored.rng.unwrap().restore().unwrap().random::<u64>(),

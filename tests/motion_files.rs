@@ -50,7 +50,11 @@ fn the_shipped_cmu_clips_are_read_bit_for_bit_as_before() {
 fn cmu_head(rows: usize, declared: usize) -> String {
     let text = senc::data::MOTION_01_01_BVH;
     let motion = text.lines().position(|l| l.trim() == "MOTION").unwrap();
-    let mut lines: Vec<String> = text.lines().take(motion + 3 + rows).map(String::from).collect();
+    let mut lines: Vec<String> = text
+        .lines()
+        .take(motion + 3 + rows)
+        .map(String::from)
+        .collect();
     lines[motion + 1] = format!("Frames: {declared}");
     lines.join("\n") + "\n"
 }
@@ -68,15 +72,24 @@ fn rows_that_disagree_with_the_header_are_read_with_one_warning() {
         assert_eq!(bvh.warnings.len(), 1, "{:?}", bvh.warnings);
         let w = &bvh.warnings[0];
         assert!(
-            w.contains("clip.bvh") && w.contains(&format!("{rows} frame rows")) && w.contains(&format!("{declared} declared")),
+            w.contains("clip.bvh")
+                && w.contains(&format!("{rows} frame rows"))
+                && w.contains(&format!("{declared} declared")),
             "{w}"
         );
         let common = rows.min(40) * clean.num_channels;
         assert_eq!(bvh.values[..common], clean.values[..common]);
     }
     // CRLF, tabs, a byte-order mark, blank lines at the end, no final newline.
-    let crlf = format!("\u{feff}{}", cmu_head(40, 40).replace('\n', "\r\n").replace(' ', "\t"));
-    let wild = Bvh::parse(&(crlf.trim_end().to_string() + "\r\n\r\n\r\n"), Path::new("c.bvh")).unwrap();
+    let crlf = format!(
+        "\u{feff}{}",
+        cmu_head(40, 40).replace('\n', "\r\n").replace(' ', "\t")
+    );
+    let wild = Bvh::parse(
+        &(crlf.trim_end().to_string() + "\r\n\r\n\r\n"),
+        Path::new("c.bvh"),
+    )
+    .unwrap();
     assert_eq!(wild.values, clean.values);
     assert!(wild.warnings.is_empty(), "{:?}", wild.warnings);
     let unterminated = Bvh::parse(cmu_head(40, 40).trim_end(), Path::new("c.bvh")).unwrap();
@@ -87,8 +100,15 @@ fn rows_that_disagree_with_the_header_are_read_with_one_warning() {
     let last = lines.len() - 1;
     let short = lines[last].rsplit_once(' ').unwrap().0.to_string();
     lines[last] = &short;
-    let err = Bvh::parse(&lines.join("\n"), Path::new("c.bvh")).unwrap_err().to_string();
-    assert!(err.contains("c.bvh") && err.contains(&format!("line {}", last + 1)) && err.contains("values"), "{err}");
+    let err = Bvh::parse(&lines.join("\n"), Path::new("c.bvh"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("c.bvh")
+            && err.contains(&format!("line {}", last + 1))
+            && err.contains("values"),
+        "{err}"
+    );
 }
 
 /// A 30 fps file whose frame time is written `0.0333333` gives one frame per
@@ -134,15 +154,27 @@ impl Humanoid {
         let neck = add("Neck", Some(spine2), [0.0, 14.0, 0.0], None);
         add("Head", Some(neck), [0.0, 10.0, 0.0], Some([0.0, 15.0, 0.0]));
         for (side, x) in [("Left", 1.0), ("Right", -1.0)] {
-            let name = |part: &str| -> &'static str { Box::leak(format!("{side}{part}").into_boxed_str()) };
+            let name = |part: &str| -> &'static str {
+                Box::leak(format!("{side}{part}").into_boxed_str())
+            };
             let shoulder = add(name("Shoulder"), Some(spine2), [4.0 * x, 10.0, 0.0], None);
             let arm = add(name("Arm"), Some(shoulder), [12.0 * x, 0.0, 0.0], None);
             let forearm = add(name("ForeArm"), Some(arm), [28.0 * x, 0.0, 0.0], None);
-            add(name("Hand"), Some(forearm), [25.0 * x, 0.0, 0.0], Some([8.0 * x, 0.0, 0.0]));
+            add(
+                name("Hand"),
+                Some(forearm),
+                [25.0 * x, 0.0, 0.0],
+                Some([8.0 * x, 0.0, 0.0]),
+            );
             let upleg = add(name("UpLeg"), Some(hips), [9.0 * x, -5.0, 0.0], None);
             let leg = add(name("Leg"), Some(upleg), [0.0, -40.0, 0.0], None);
             let foot = add(name("Foot"), Some(leg), [0.0, -40.0, 0.0], None);
-            add(name("Toe"), Some(foot), [0.0, -6.0, 12.0], Some([0.0, 0.0, 5.0]));
+            add(
+                name("Toe"),
+                Some(foot),
+                [0.0, -6.0, 12.0],
+                Some([0.0, 0.0, 5.0]),
+            );
         }
         Humanoid { joints }
     }
@@ -156,9 +188,15 @@ impl Humanoid {
             .iter()
             .map(|(name, ..)| match *name {
                 "Hips" => UnitQuaternion::from_axis_angle(&Vec3::y_axis(), 0.3 * t),
-                "LeftArm" => UnitQuaternion::from_axis_angle(&Vec3::z_axis(), -1.0 + 0.3 * (3.0 * t).sin()),
-                "RightArm" => UnitQuaternion::from_axis_angle(&Vec3::z_axis(), 1.0 + 0.3 * (3.0 * t).sin()),
-                "LeftLeg" => UnitQuaternion::from_axis_angle(&Vec3::x_axis(), 0.6 * (2.0 * t).sin().abs()),
+                "LeftArm" => {
+                    UnitQuaternion::from_axis_angle(&Vec3::z_axis(), -1.0 + 0.3 * (3.0 * t).sin())
+                }
+                "RightArm" => {
+                    UnitQuaternion::from_axis_angle(&Vec3::z_axis(), 1.0 + 0.3 * (3.0 * t).sin())
+                }
+                "LeftLeg" => {
+                    UnitQuaternion::from_axis_angle(&Vec3::x_axis(), 0.6 * (2.0 * t).sin().abs())
+                }
                 "RightForeArm" => UnitQuaternion::from_axis_angle(&Vec3::y_axis(), 0.5),
                 _ => UnitQuaternion::identity(),
             })
@@ -172,14 +210,23 @@ impl Humanoid {
     /// rewritten so that the posed skeleton is the same.
     fn bvh(&self, frames: usize, world: UnitQuaternion<f64>, rest: UnitQuaternion<f64>) -> String {
         let mut text = String::from("HIERARCHY\n");
-        fn write(h: &Humanoid, j: usize, depth: usize, text: &mut String, world: &UnitQuaternion<f64>, rest: &UnitQuaternion<f64>) {
+        fn write(
+            h: &Humanoid,
+            j: usize,
+            depth: usize,
+            text: &mut String,
+            world: &UnitQuaternion<f64>,
+            rest: &UnitQuaternion<f64>,
+        ) {
             let (name, parent, offset, end) = &h.joints[j];
             let pad = "  ".repeat(depth);
             let o = world * (rest * offset);
             text.push_str(&format!(
                 "{pad}{} {name}\n{pad}{{\n{pad}  OFFSET {} {} {}\n",
                 if parent.is_none() { "ROOT" } else { "JOINT" },
-                o.x, o.y, o.z
+                o.x,
+                o.y,
+                o.z
             ));
             text.push_str(&format!(
                 "{pad}  CHANNELS {}\n",
@@ -194,12 +241,17 @@ impl Humanoid {
             }
             if let Some(e) = end {
                 let e = world * (rest * e);
-                text.push_str(&format!("{pad}  End Site\n{pad}  {{\n{pad}    OFFSET {} {} {}\n{pad}  }}\n", e.x, e.y, e.z));
+                text.push_str(&format!(
+                    "{pad}  End Site\n{pad}  {{\n{pad}    OFFSET {} {} {}\n{pad}  }}\n",
+                    e.x, e.y, e.z
+                ));
             }
             text.push_str(&format!("{pad}}}\n"));
         }
         write(self, 0, 0, &mut text, &world, &rest);
-        text.push_str(&format!("MOTION\nFrames: {frames}\nFrame Time: 0.0333333\n"));
+        text.push_str(&format!(
+            "MOTION\nFrames: {frames}\nFrame Time: 0.0333333\n"
+        ));
         for k in 0..frames {
             let (root, rotations) = self.frame(k);
             let p = world * root;
@@ -207,11 +259,20 @@ impl Humanoid {
             for (j, r) in rotations.iter().enumerate() {
                 // Root: L·R⁻¹ (the rest turned by R, stood back up); others
                 // R·L·R⁻¹; all conjugated by the world turn.
-                let local = if j == 0 { r * rest.inverse() } else { rest * r * rest.inverse() };
+                let local = if j == 0 {
+                    r * rest.inverse()
+                } else {
+                    rest * r * rest.inverse()
+                };
                 let (x, y, z) = (world * local * world.inverse()).euler_angles();
                 row.extend([z.to_degrees(), y.to_degrees(), x.to_degrees()]);
             }
-            text.push_str(&row.iter().map(|v| format!("{v}")).collect::<Vec<_>>().join(" "));
+            text.push_str(
+                &row.iter()
+                    .map(|v| format!("{v}"))
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            );
             text.push('\n');
         }
         text
@@ -225,7 +286,11 @@ fn load(dir: &Path, name: &str, text: &str, body: &Body) -> senc::Result<Motion>
 }
 
 fn joints_of(body: &Body, motion: &Motion) -> Vec<Vec<Vec3>> {
-    motion.frames.iter().map(|p| body.skeleton.posed_joint_positions(p)).collect()
+    motion
+        .frames
+        .iter()
+        .map(|p| body.skeleton.posed_joint_positions(p))
+        .collect()
 }
 
 /// Another exporter's skeleton in centimetres, read without a joint map:
@@ -242,25 +307,48 @@ fn another_exporters_skeleton_in_any_convention_retargets_alike() {
     assert_eq!(upright.len(), 40, "30 fps rows one for one");
     assert!(upright.warnings.is_empty(), "{:?}", upright.warnings);
     let notes = upright.notes.join("\n");
-    assert!(notes.contains("no joint map") && notes.contains("LeftToe→LeftToeBase") && notes.contains("not used: Spine2"), "{notes}");
+    assert!(
+        notes.contains("no joint map")
+            && notes.contains("LeftToe→LeftToeBase")
+            && notes.contains("not used: Spine2"),
+        "{notes}"
+    );
     // Size and floor: the body stands on y = 0 and is as tall as at rest.
-    let rest_height = body.mesh.positions.iter().map(|p| p.y).fold(f64::MIN, f64::max)
-        - body.mesh.positions.iter().map(|p| p.y).fold(f64::MAX, f64::min);
+    let rest_height = body
+        .mesh
+        .positions
+        .iter()
+        .map(|p| p.y)
+        .fold(f64::MIN, f64::max)
+        - body
+            .mesh
+            .positions
+            .iter()
+            .map(|p| p.y)
+            .fold(f64::MAX, f64::min);
     let first = body.posed_vertices(&upright.frames[0]);
     let low = first.iter().map(|p| p.y).fold(f64::MAX, f64::min);
     let top = first.iter().map(|p| p.y).fold(f64::MIN, f64::max);
     assert!(low.abs() < 0.05, "lowest point {low} m");
-    assert!((top - low - rest_height).abs() < 0.1, "{} m tall, {rest_height} at rest", top - low);
+    assert!(
+        (top - low - rest_height).abs() < 0.1,
+        "{} m tall, {rest_height} at rest",
+        top - low
+    );
     // 39 cm of walking on 87 cm of leg: the root moves 39 · 0.873/87 m.
     let walked = upright.frames[39].root_translation - upright.frames[0].root_translation;
-    assert!((walked.z - 0.39 * 0.873 / 0.87).abs() < 0.03, "walked {walked:?}");
+    assert!(
+        (walked.z - 0.39 * 0.873 / 0.87).abs() < 0.03,
+        "walked {walked:?}"
+    );
 
     let expected = joints_of(&body, &upright);
     let along_x = UnitQuaternion::from_axis_angle(&Vec3::z_axis(), -std::f64::consts::FRAC_PI_2);
     let z_up = UnitQuaternion::from_axis_angle(&Vec3::x_axis(), std::f64::consts::FRAC_PI_2);
     // Rest bones along −Z in a Z-up world (with bones along +X there the
     // root's Z-Y-X angles hit gimbal lock, which BVH text cannot write exactly).
-    let along_minus_z = UnitQuaternion::from_axis_angle(&Vec3::x_axis(), -std::f64::consts::FRAC_PI_2);
+    let along_minus_z =
+        UnitQuaternion::from_axis_angle(&Vec3::x_axis(), -std::f64::consts::FRAC_PI_2);
     for (name, world, rest) in [
         ("along_x.bvh", id, along_x),
         ("z_up.bvh", z_up, id),
@@ -274,7 +362,11 @@ fn another_exporters_skeleton_in_any_convention_retargets_alike() {
             .zip(&expected)
             .flat_map(|(a, b)| a.iter().zip(b).map(|(p, q)| (p - q).norm()))
             .fold(0.0, f64::max);
-        assert!(worst < 1e-6, "{name}: joints {worst} m from the upright file's; {:?}", motion.notes);
+        assert!(
+            worst < 1e-6,
+            "{name}: joints {worst} m from the upright file's; {:?}",
+            motion.notes
+        );
     }
 }
 
@@ -287,20 +379,38 @@ fn unmatched_limbs_are_an_error_and_motion_info_reports_the_reading() {
     let dir = tempfile::tempdir().unwrap();
     let h = Humanoid::new();
     let id = UnitQuaternion::identity();
-    let text = h.bvh(10, id, id).replace("JOINT LeftForeArm", "JOINT Gizmo");
-    let err = load(dir.path(), "gizmo.bvh", &text, &body).unwrap_err().to_string();
+    let text = h
+        .bvh(10, id, id)
+        .replace("JOINT LeftForeArm", "JOINT Gizmo");
+    let err = load(dir.path(), "gizmo.bvh", &text, &body)
+        .unwrap_err()
+        .to_string();
     assert!(
-        err.contains("gizmo.bvh") && err.contains("LeftForeArm") && err.contains("joint map") && err.contains("Gizmo"),
+        err.contains("gizmo.bvh")
+            && err.contains("LeftForeArm")
+            && err.contains("joint map")
+            && err.contains("Gizmo"),
         "{err}"
     );
-    let stderr = fail(senc().args(["motion", "info"]).arg(dir.path().join("gizmo.bvh")));
+    let stderr = fail(
+        senc()
+            .args(["motion", "info"])
+            .arg(dir.path().join("gizmo.bvh")),
+    );
     assert!(stderr.contains("LeftForeArm"), "{stderr}");
 
     let text = h.bvh(10, id, id).replace("Frames: 10", "Frames: 9");
     let path = dir.path().join("off_by_one.bvh");
     std::fs::write(&path, text).unwrap();
     let out = succeed(senc().args(["motion", "info"]).arg(&path));
-    for want in ["LeftToe→LeftToeBase", "10 rows (9 declared)", "up axis: Y", "taken as 30 fps", "warning:", "10 frames at 30 fps"] {
+    for want in [
+        "LeftToe→LeftToeBase",
+        "10 rows (9 declared)",
+        "up axis: Y",
+        "taken as 30 fps",
+        "warning:",
+        "10 frames at 30 fps",
+    ] {
         assert!(out.contains(want), "{want:?} missing from:\n{out}");
     }
 }

@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use burn::tensor::Device;
 use senc::Error;
 use senc::atomic_file::write_bytes_atomic;
-use senc::train::average::WeightAverage;
 use senc::model::checkpoint;
+use senc::train::average::WeightAverage;
 use senc::train::{RUN_CONFIG_FILE, validated_models};
 
 /// In the output checkpoint: the averaged checkpoints, in order.

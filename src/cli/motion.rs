@@ -32,7 +32,11 @@ fn info(file: &std::path::Path) -> senc::Result<()> {
     let body = Body::makehuman()?;
     let motion = Motion::load(file, &body)?;
     println!("{}", motion.source);
-    if file.is_file() && file.extension().is_some_and(|e| e.eq_ignore_ascii_case("bvh")) {
+    if file.is_file()
+        && file
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("bvh"))
+    {
         let bvh = Bvh::read(file)?;
         println!(
             "skeleton: {} joints, {} channels; frame time {} s",

@@ -12,7 +12,17 @@
 const CENTRE: &[(&str, &[&str])] = &[
     ("Hips", &["hips", "hip", "pelvis"]),
     ("Spine", &["spine", "spine0", "abdomen", "torso", "waist"]),
-    ("Spine1", &["spine1", "chest", "spine2", "upperchest", "chest2", "spine3"]),
+    (
+        "Spine1",
+        &[
+            "spine1",
+            "chest",
+            "spine2",
+            "upperchest",
+            "chest2",
+            "spine3",
+        ],
+    ),
     ("Neck", &["neck", "neck0"]),
     ("Head", &["head"]),
 ];
@@ -31,7 +41,14 @@ const SIDED: &[(&str, &[&str])] = &[
 ];
 
 /// Name prefixes of exporters' namespaces, dropped before matching.
-const NAMESPACES: &[&str] = &["mixamorig", "bip01", "bip001", "biped", "character", "armature"];
+const NAMESPACES: &[&str] = &[
+    "mixamorig",
+    "bip01",
+    "bip001",
+    "biped",
+    "character",
+    "armature",
+];
 
 /// Left or right.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

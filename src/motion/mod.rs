@@ -10,12 +10,12 @@ mod resample;
 mod retarget;
 mod source;
 
+pub use aliases::rig_joint_for;
 pub use amass::Amass;
 pub use bvh::{Bvh, BvhJoint, Channel};
 pub use frame_range::FrameRange;
 pub use joint_map::{JointMap, UpAxis};
 pub use resample::{RATE_TOLERANCE, resample, resampled_len, snap_rate};
-pub use aliases::rig_joint_for;
 pub use retarget::{Retargeted, retarget, retarget_with_report};
 pub use source::{SourceMotion, SourceSkeleton};
 
@@ -97,11 +97,23 @@ impl Motion {
                 let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
                 let bvh = Bvh::parse(&text, path)?;
                 let (map, which) = if sidecar.is_file() {
-                    (JointMap::read(&sidecar)?, format!("the joint map {}", sidecar.display()))
+                    (
+                        JointMap::read(&sidecar)?,
+                        format!("the joint map {}", sidecar.display()),
+                    )
                 } else if is_cgspeed(&bvh, body) {
-                    (JointMap::cmu_cgspeed(), "the CMU cgspeed joint map (every joint has a cgspeed name)".to_string())
+                    (
+                        JointMap::cmu_cgspeed(),
+                        "the CMU cgspeed joint map (every joint has a cgspeed name)".to_string(),
+                    )
                 } else {
-                    (JointMap::generic(), format!("no joint map ({} not found): names matched as they are or by alias", sidecar.display()))
+                    (
+                        JointMap::generic(),
+                        format!(
+                            "no joint map ({} not found): names matched as they are or by alias",
+                            sidecar.display()
+                        ),
+                    )
                 };
                 let mut motion = Motion::from_bvh(&bvh, path, body, &map)?;
                 motion.notes.insert(0, format!("map: {which}"));
@@ -137,7 +149,10 @@ impl Motion {
     /// Retargets a parsed BVH with `map` (`path` names it in messages).
     pub fn from_bvh(bvh: &Bvh, path: &Path, body: &Body, map: &JointMap) -> Result<Motion> {
         let (up, how) = match map.up {
-            UpAxis::Auto => (detect_up(bvh), "found from the skeleton: feet to head at the first frame"),
+            UpAxis::Auto => (
+                detect_up(bvh),
+                "found from the skeleton: feet to head at the first frame",
+            ),
             stated => (stated, "as the joint map states"),
         };
         let mut source = SourceMotion::from_bvh(bvh, map.scale, up);

@@ -109,7 +109,11 @@ pub fn retarget_with_report(
     // The source's rest in the body's convention (turned back by S).
     let mut rest = source.skeleton.clone();
     if let Some(s) = convention {
-        for d in rest.offsets.iter_mut().chain(rest.end_sites.iter_mut().flatten()) {
+        for d in rest
+            .offsets
+            .iter_mut()
+            .chain(rest.end_sites.iter_mut().flatten())
+        {
             *d = s.inverse() * *d;
         }
     }
@@ -177,8 +181,18 @@ fn check_result(body: &Body, poses: &[Pose], body_to_source: &[Option<usize>]) -
     let Some(first) = poses.first() else {
         return warnings;
     };
-    let rest_height = body.mesh.positions.iter().map(|p| p.y).fold(f64::MIN, f64::max)
-        - body.mesh.positions.iter().map(|p| p.y).fold(f64::MAX, f64::min);
+    let rest_height = body
+        .mesh
+        .positions
+        .iter()
+        .map(|p| p.y)
+        .fold(f64::MIN, f64::max)
+        - body
+            .mesh
+            .positions
+            .iter()
+            .map(|p| p.y)
+            .fold(f64::MAX, f64::min);
     let posed = body.posed_vertices(first);
     let low = posed.iter().map(|p| p.y).fold(f64::MAX, f64::min);
     let high = posed.iter().map(|p| p.y).fold(f64::MIN, f64::max);
@@ -199,7 +213,14 @@ fn check_result(body: &Body, poses: &[Pose], body_to_source: &[Option<usize>]) -
     let checked: Vec<usize> = REQUIRED
         .iter()
         .flat_map(|(rig, _)| rig.iter())
-        .chain(&["Neck", "Head", "LeftFoot", "RightFoot", "LeftHand", "RightHand"])
+        .chain(&[
+            "Neck",
+            "Head",
+            "LeftFoot",
+            "RightFoot",
+            "LeftHand",
+            "RightHand",
+        ])
         .filter_map(|name| body.skeleton.index_of(name))
         .filter(|&j| body_to_source[j].is_some())
         .collect();
@@ -287,8 +308,11 @@ fn match_joints(source: &SourceMotion, map: &JointMap, body: &Body) -> Result<Ma
     let missing: Vec<String> = REQUIRED
         .iter()
         .filter(|(rig, _)| {
-            !rig.iter()
-                .any(|r| body.skeleton.index_of(r).is_some_and(|j| body_to_source[j].is_some()))
+            !rig.iter().any(|r| {
+                body.skeleton
+                    .index_of(r)
+                    .is_some_and(|j| body_to_source[j].is_some())
+            })
         })
         .map(|(rig, what)| format!("{} ({what})", rig.join(" or ")))
         .collect();
@@ -299,9 +323,16 @@ fn match_joints(source: &SourceMotion, map: &JointMap, body: &Body) -> Result<Ma
             missing.join(", "),
             REQUIRED
                 .iter()
-                .find(|(rig, _)| !rig.iter().any(|r| body.skeleton.index_of(r).is_some_and(|j| body_to_source[j].is_some())))
+                .find(|(rig, _)| !rig.iter().any(|r| body
+                    .skeleton
+                    .index_of(r)
+                    .is_some_and(|j| body_to_source[j].is_some())))
                 .map_or("", |(rig, _)| rig[0]),
-            if unused.is_empty() { "none".to_string() } else { unused.join(", ") }
+            if unused.is_empty() {
+                "none".to_string()
+            } else {
+                unused.join(", ")
+            }
         )));
     }
     let driven = body_to_source.iter().filter(|s| s.is_some()).count();
@@ -309,14 +340,21 @@ fn match_joints(source: &SourceMotion, map: &JointMap, body: &Body) -> Result<Ma
         "joints: {driven} of {} rig joints driven, {} of them by a common alias{}",
         body.skeleton.len(),
         aliased.len(),
-        if aliased.is_empty() { String::new() } else { format!(" ({})", aliased.join(", ")) }
+        if aliased.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", aliased.join(", "))
+        }
     )];
     let idle: Vec<&str> = (0..body.skeleton.len())
         .filter(|&j| body_to_source[j].is_none())
         .map(|j| body.skeleton.names[j].as_str())
         .collect();
     if !idle.is_empty() {
-        notes.push(format!("rig joints not driven (they follow their parent): {}", idle.join(", ")));
+        notes.push(format!(
+            "rig joints not driven (they follow their parent): {}",
+            idle.join(", ")
+        ));
     }
     if !unused.is_empty() {
         notes.push(format!("source joints not used: {}", unused.join(", ")));
@@ -338,7 +376,13 @@ fn root_alignment(
     let skeleton = &body.skeleton;
     let source_rest = source.skeleton.rest_positions();
     let root = body_to_source[0]?;
-    let joint = |names: &[&str]| names.iter().find_map(|n| skeleton.index_of(n).filter(|&j| body_to_source[j].is_some()));
+    let joint = |names: &[&str]| {
+        names.iter().find_map(|n| {
+            skeleton
+                .index_of(n)
+                .filter(|&j| body_to_source[j].is_some())
+        })
+    };
     let spine = joint(&["Spine", "Spine1", "Neck", "Head"])?;
     let (left, right) = (joint(&["LeftUpLeg"])?, joint(&["RightUpLeg"])?);
     let frame = |up: Vec3, left: Vec3| -> Option<nalgebra::Rotation3<f64>> {
@@ -364,7 +408,14 @@ fn root_alignment(
 fn nearest_axis_rotation(a: &UnitQuaternion<f64>) -> UnitQuaternion<f64> {
     let m = a.to_rotation_matrix();
     let mut best = (f64::MIN, UnitQuaternion::identity());
-    for perm in [[0, 1, 2], [0, 2, 1], [1, 0, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0]] {
+    for perm in [
+        [0, 1, 2],
+        [0, 2, 1],
+        [1, 0, 2],
+        [1, 2, 0],
+        [2, 0, 1],
+        [2, 1, 0],
+    ] {
         for signs in 0..8u32 {
             let mut r = nalgebra::Matrix3::zeros();
             for (row, &col) in perm.iter().enumerate() {
@@ -377,7 +428,9 @@ fn nearest_axis_rotation(a: &UnitQuaternion<f64>) -> UnitQuaternion<f64> {
             if score > best.0 {
                 best = (
                     score,
-                    UnitQuaternion::from_rotation_matrix(&nalgebra::Rotation3::from_matrix_unchecked(r)),
+                    UnitQuaternion::from_rotation_matrix(
+                        &nalgebra::Rotation3::from_matrix_unchecked(r),
+                    ),
                 );
             }
         }
@@ -463,17 +516,20 @@ fn leg_length_ratio(
         length
     };
     let source_offset = |j: usize| rest.offsets[j].norm();
-    let upright = lowest.is_some_and(|s| {
-        source_drop >= 0.5 * path_length(&rest.parents, &source_offset, s)
-    });
+    let upright =
+        lowest.is_some_and(|s| source_drop >= 0.5 * path_length(&rest.parents, &source_offset, s));
     if upright && body_drop > MIN_BONE && source_drop > MIN_BONE {
         return (
             body_drop / source_drop,
-            format!("rest hip height: source {source_drop:.4} (file units × the map's scale), body {body_drop:.3} m"),
+            format!(
+                "rest hip height: source {source_drop:.4} (file units × the map's scale), body {body_drop:.3} m"
+            ),
         );
     }
     let body_offset = |j: usize| {
-        skeleton.parents[j].map_or(0.0, |p| (skeleton.rest_positions[j] - skeleton.rest_positions[p]).norm())
+        skeleton.parents[j].map_or(0.0, |p| {
+            (skeleton.rest_positions[j] - skeleton.rest_positions[p]).norm()
+        })
     };
     let (mut body_path, mut source_path) = (0.0f64, 0.0f64);
     for (j, s) in body_to_source.iter().enumerate() {

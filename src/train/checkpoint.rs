@@ -105,4 +105,3 @@ pub fn resume(
     trainer.updates = state.updates;
     Ok((trainer, state))
 }
-

@@ -14,8 +14,8 @@ pub mod validation;
 pub mod window;
 
 pub use config::TrainConfig;
-pub use trainer::{Trainer, UpdateStats};
 pub use run::{
     RUN_CONFIG_FILE, SELECTED_FILE, TrainOptions, TrainSummary, best_dir, checkpoint_dir,
     checkpoint_run_config, train, validated_dir, validated_models,
 };
+pub use trainer::{Trainer, UpdateStats};

@@ -29,8 +29,10 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 use super::chain::{Carried, maybe_continue};
+use super::checkpoint::{self as training_checkpoint, RngState, TrainingState};
 use super::log::CsvLog;
 use super::sample::{Sample, add_noise, draw};
+use super::trainer::Trainer;
 use super::validation::Validator;
 use crate::body::Body;
 use crate::collide::SelfCollision;
@@ -38,11 +40,9 @@ use crate::config::RunConfig;
 use crate::eval::SequenceReport;
 use crate::eval::metrics::GarmentMetrics;
 use crate::garment::Garment;
-use super::checkpoint::{self as training_checkpoint, RngState, TrainingState};
-use super::trainer::Trainer;
+use crate::model::NeuralSimulator;
 use crate::model::checkpoint;
 use crate::model::simulator::tensor_to_points;
-use crate::model::NeuralSimulator;
 use crate::physics::{BodyMotion, Cloth, ContactSearch, PhysicsConfig, Step};
 use crate::sim::{DT, GarmentModelInputs, GarmentState, SETTLE_DT, Scene, build_step_graph};
 use crate::{Error, Result};
@@ -145,7 +145,8 @@ pub fn train(config: &RunConfig, options: &TrainOptions) -> Result<TrainSummary>
     std::fs::create_dir_all(&options.out).map_err(|e| Error::io(&options.out, e))?;
     let ckpt = checkpoint_dir(&options.out);
     let (mut trainer, mut rng, mut samples, mut skipped, mut carried) = if options.resume {
-        let (mut trainer, state) = training_checkpoint::resume(&ckpt, &config.model, &options.device)?;
+        let (mut trainer, state) =
+            training_checkpoint::resume(&ckpt, &config.model, &options.device)?;
         let rng = match &state.rng {
             Some(r) => r.restore()?,
             None => {
