@@ -109,23 +109,13 @@ pub fn run(args: Args) -> Result<()> {
         }
     } else {
         for d in &args.frames_dir {
-            reports.push(evaluate_frames_on_motions(d, "", &args, Some(d))?);
+            reports.push(evaluate_frames_on_motions(FramesRow::Dir(d), &args)?);
         }
         if !args.reference.is_empty() {
-            reports.push(evaluate_frames_on_motions(
-                Path::new("reference"),
-                "reference solver",
-                &args,
-                None,
-            )?);
+            reports.push(evaluate_frames_on_motions(FramesRow::Reference, &args)?);
         }
         if args.baseline == Some(Baseline::Lbs) {
-            reports.push(evaluate_frames_on_motions(
-                Path::new("lbs"),
-                "skinning only",
-                &args,
-                None,
-            )?);
+            reports.push(evaluate_frames_on_motions(FramesRow::Skinning, &args)?);
         }
     }
     if args.json {
@@ -235,16 +225,25 @@ fn plain_garment(args: &Args) -> Result<Garment> {
     Garment::from_config(&config, &body)
 }
 
-/// A row of frames on the motions' windows: the frames of `dir` (one
-/// motion), or with `dir = None` the reference frames (`name` "reference")
-/// or the skinned garment (the LBS baseline).
-fn evaluate_frames_on_motions(
-    name: &Path,
-    label: &str,
-    args: &Args,
-    dir: Option<&PathBuf>,
-) -> Result<CheckpointReport> {
-    if dir.is_some() && args.motion.len() != 1 {
+/// A table row measured from frames rather than a rollout.
+#[derive(Clone, Copy)]
+enum FramesRow<'a> {
+    /// PLY frames made elsewhere (`--frames-dir`, one motion).
+    Dir(&'a PathBuf),
+    /// The `--reference` frames themselves: the reference solver's row.
+    Reference,
+    /// The garment skinned along the motion (`--baseline lbs`).
+    Skinning,
+}
+
+/// A row of frames on the motions' windows.
+fn evaluate_frames_on_motions(row: FramesRow, args: &Args) -> Result<CheckpointReport> {
+    let (name, label) = match row {
+        FramesRow::Dir(d) => (d.as_path(), ""),
+        FramesRow::Reference => (Path::new("reference"), "reference solver"),
+        FramesRow::Skinning => (Path::new("lbs"), "skinning only"),
+    };
+    if matches!(row, FramesRow::Dir(_)) && args.motion.len() != 1 {
         return Err(Error::invalid(
             "--frames-dir with --motion takes exactly one motion",
         ));
@@ -255,15 +254,15 @@ fn evaluate_frames_on_motions(
     for (i, motion) in args.motion.iter().enumerate() {
         let (scene, range) = window(plain_scene(&garment, motion)?, args)?;
         let reference = reference_frames(args, i, &garment.rest, range.len())?;
-        let own = match dir {
-            Some(d) => Some(read_frames(
+        let own = match row {
+            FramesRow::Dir(d) => Some(read_frames(
                 d,
                 &garment.rest,
                 Some(range.len()),
                 Match::Faces,
             )?),
-            None if label == "reference solver" => reference.clone(),
-            None => None,
+            FramesRow::Reference => reference.clone(),
+            FramesRow::Skinning => None,
         };
         let bar = super::rollout::frame_bar(range.len());
         let stats = evaluate_frames(
