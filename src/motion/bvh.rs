@@ -94,6 +94,25 @@ impl Bvh {
         1.0 / self.frame_time
     }
 
+    /// World position of every joint at `frame`, in file units and axes.
+    pub fn world_positions(&self, frame: usize) -> Vec<Vec3> {
+        let mut rotations: Vec<UnitQuaternion<f64>> = Vec::with_capacity(self.joints.len());
+        let mut positions: Vec<Vec3> = Vec::with_capacity(self.joints.len());
+        for (j, joint) in self.joints.iter().enumerate() {
+            let (translation, rotation) = self.local_transform(frame, j);
+            let (position, world) = match joint.parent {
+                Some(p) => (
+                    positions[p] + rotations[p] * translation,
+                    rotations[p] * rotation,
+                ),
+                None => (translation, rotation),
+            };
+            positions.push(position);
+            rotations.push(world);
+        }
+        positions
+    }
+
     /// Local translation and rotation of `joint` at `frame` (file units).
     pub fn local_transform(&self, frame: usize, joint: usize) -> (Vec3, UnitQuaternion<f64>) {
         let j = &self.joints[joint];

@@ -296,19 +296,16 @@ fn is_cgspeed(bvh: &Bvh, body: &Body) -> bool {
 /// along ±Z, else Y. Joints are found by name or alias; without a head or
 /// feet, Y (the BVH convention).
 pub fn detect_up(bvh: &Bvh) -> UpAxis {
-    let source = SourceMotion::from_bvh(bvh, 1.0, UpAxis::Y);
-    if source.num_frames() == 0 {
+    if bvh.num_frames() == 0 {
         return UpAxis::Y;
     }
     let rig_name = |name: &str| rig_joint_for(name).unwrap_or_else(|| name.to_string());
     let find = |targets: &[&str]| {
-        source
-            .skeleton
-            .names
+        bvh.joints
             .iter()
-            .position(|n| targets.contains(&rig_name(n).as_str()))
+            .position(|j| targets.contains(&rig_name(&j.name).as_str()))
     };
-    let positions = source.world_positions(0);
+    let positions = bvh.world_positions(0);
     let head = find(&["Head"]).or_else(|| find(&["Neck"]));
     let feet: Vec<usize> = ["LeftFoot", "RightFoot"]
         .iter()

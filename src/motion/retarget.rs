@@ -170,6 +170,13 @@ pub fn retarget_with_report(
     })
 }
 
+/// Lowest and highest y of `points`.
+fn vertical_extent(points: &[Vec3]) -> (f64, f64) {
+    points.iter().fold((f64::MAX, f64::MIN), |(low, high), p| {
+        (low.min(p.y), high.max(p.y))
+    })
+}
+
 /// Largest plausible turn of a joint between two consecutive source frames.
 const MAX_TURN_DEGREES: f64 = 90.0;
 
@@ -181,21 +188,9 @@ fn check_result(body: &Body, poses: &[Pose], body_to_source: &[Option<usize>]) -
     let Some(first) = poses.first() else {
         return warnings;
     };
-    let rest_height = body
-        .mesh
-        .positions
-        .iter()
-        .map(|p| p.y)
-        .fold(f64::MIN, f64::max)
-        - body
-            .mesh
-            .positions
-            .iter()
-            .map(|p| p.y)
-            .fold(f64::MAX, f64::min);
-    let posed = body.posed_vertices(first);
-    let low = posed.iter().map(|p| p.y).fold(f64::MAX, f64::min);
-    let high = posed.iter().map(|p| p.y).fold(f64::MIN, f64::max);
+    let (rest_low, rest_high) = vertical_extent(&body.mesh.positions);
+    let rest_height = rest_high - rest_low;
+    let (low, high) = vertical_extent(&body.posed_vertices(first));
     if low > 0.25 {
         warnings.push(format!(
             "the body's lowest point is {low:.2} m above the floor at the first frame (a jump, or units or up axis wrong?)"

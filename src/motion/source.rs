@@ -101,19 +101,6 @@ impl SourceMotion {
         self.rotations.len()
     }
 
-    /// World positions of every joint at `frame` (metres, Y-up).
-    pub fn world_positions(&self, frame: usize) -> Vec<Vec3> {
-        let world = self.world_rotations(frame);
-        let mut positions: Vec<Vec3> = Vec::with_capacity(world.len());
-        for (j, offset) in self.skeleton.offsets.iter().enumerate() {
-            positions.push(match self.skeleton.parents[j] {
-                Some(p) => positions[p] + world[p] * offset,
-                None => self.root_positions[frame],
-            });
-        }
-        positions
-    }
-
     /// World rotations (relative to rest) of every joint at `frame`.
     pub fn world_rotations(&self, frame: usize) -> Vec<UnitQuaternion<f64>> {
         let local = &self.rotations[frame];
