@@ -19,6 +19,7 @@
 //!
 //! Units: metres, seconds, kilograms; the world is Y-up; simulation at 30 fps.
 
+pub mod approx;
 pub mod atomic_file;
 pub mod body;
 pub mod collide;

@@ -1,6 +1,7 @@
 //! clap definitions. One file per subcommand, each with an `Args` struct and a
 //! `run(args) -> senc::Result<()>` that calls into the library.
 
+mod approx;
 mod average;
 mod body;
 mod check;
@@ -53,6 +54,9 @@ enum Command {
     Body(body::Args),
     /// What a motion file holds and how it will be read: `senc motion info FILE`.
     Motion(motion::Args),
+    /// Fast drape approximation (Bailey et al. 2018): skinning plus a small
+    /// network from the bone transforms, trained on the solver's static drapes.
+    Approx(approx::Args),
     /// Draw PLY/OBJ frames (a rollout, a simulation, the body) to PNG
     /// frames, a contact sheet or a GIF; collisions can be highlighted.
     Render(render::Args),
@@ -74,6 +78,7 @@ impl Cli {
             Command::Garment(args) => garment::run(args),
             Command::Body(args) => body::run(args),
             Command::Motion(args) => motion::run(args),
+            Command::Approx(args) => approx::run(args),
             Command::Render(args) => render::run(args),
             Command::Plot(args) => plot::run(args),
         }

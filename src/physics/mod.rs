@@ -17,6 +17,7 @@ pub mod bundle;
 pub mod cloth;
 pub mod config;
 pub mod descent;
+pub mod drape;
 pub mod energy;
 pub mod external;
 pub mod feasible;
@@ -41,6 +42,7 @@ pub use body_collision::{
 };
 pub use cloth::{BodyMotion, Cloth, Step};
 pub use config::PhysicsConfig;
+pub use drape::{DrapeConfig, DrapeReport, static_drape};
 pub use energy::{Energy, EnergySum, Evaluation, TermValue};
 pub use external::ExternalForce;
 pub use floor::Floor;
