@@ -9,6 +9,7 @@ pub fn senc() -> Command {
 }
 
 /// A checkpoint shipped in `checkpoints/`.
+#[allow(dead_code)] // not every test file runs a shipped checkpoint
 pub fn shipped(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("checkpoints")
