@@ -14,10 +14,10 @@ use senc::Vec3;
 use senc::body::Body;
 use senc::body::query::BodyQuery;
 use senc::garment::{Garment, GarmentConfig};
+use senc::mesh::shapes::{cloth_sheet, sphere};
 use senc::motion::Motion;
 use senc::physics::hessian::Projection;
 use senc::physics::reference::FRAME_DT;
-use senc::physics::shapes::{cloth_sheet, sphere};
 use senc::physics::{
     BodyMotion, Cloth, ClothState, ContactSearch, PhysicsConfig, ReferenceSolver, SolverMethod,
     Step,

@@ -23,7 +23,6 @@ pub mod approx;
 pub mod atomic_file;
 pub mod body;
 pub mod collide;
-pub mod config;
 pub mod data;
 pub mod error;
 pub mod eval;
@@ -33,6 +32,7 @@ pub mod model;
 pub mod motion;
 pub mod physics;
 pub mod render;
+pub mod ron_file;
 pub mod sim;
 pub mod train;
 

@@ -14,8 +14,8 @@ use senc::Vec3;
 use senc::body::Body;
 use senc::collide::{LoopClosure, LossKind, SelfCollision};
 use senc::garment::Garment;
+use senc::mesh::shapes::{cloth_sheet, sphere};
 use senc::mesh::write_ply_simple;
-use senc::physics::shapes::{cloth_sheet, sphere};
 
 /// The T-shirt with a patch of its front pushed `depth` metres backwards
 /// through the back (smooth falloff, so the patch stays attached).

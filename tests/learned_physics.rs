@@ -7,16 +7,16 @@ use std::path::Path;
 
 use senc::Vec3;
 use senc::body::Body;
-use senc::config::RunConfig;
 use senc::eval::plausibility::{FAR_FROM_BODY, centroid, far_from_body_percent};
 use senc::garment::Garment;
 use senc::garment::config::GarmentConfig;
+use senc::mesh::shapes::cloth_sheet;
 use senc::mesh::write_ply_simple;
 use senc::model::{Integration, ModelConfig, checkpoint};
 use senc::motion::Motion;
 use senc::physics::Material;
-use senc::physics::shapes::cloth_sheet;
 use senc::sim::{Conditions, DT, RolloutOptions, Scene, rollout};
+use senc::train::RunConfig;
 use senc::train::config::{MotionWindow, TrainConfig};
 use senc::train::schedule::{LearningRate, RolloutRamp};
 use senc::train::{TrainOptions, checkpoint_dir, train};

@@ -10,8 +10,8 @@ use rand_chacha::ChaCha8Rng;
 use senc::Vec3;
 use senc::body::query::BodyQuery;
 use senc::mesh::TriMesh;
+use senc::mesh::shapes::{cloth_sheet, sphere};
 use senc::physics::external::sample_acceleration;
-use senc::physics::shapes::{cloth_sheet, sphere};
 use senc::physics::*;
 
 /// A real-size test garment: 20×20 vertices, 1 m², 5.3 cm edges.
@@ -1257,9 +1257,9 @@ fn solver_with_the_self_collision_term_separates_intersecting_boxes() {
 /// penalty's Gauss–Newton curvature it converges in a few hundred.
 #[test]
 fn the_skirt_settles_with_the_smoothed_self_collision_term_on_held_out_01_03() {
-    use senc::config::RunConfig;
     use senc::garment::Garment;
     use senc::physics::reference::{GarmentRig, ReferenceSimulation};
+    use senc::train::RunConfig;
     let config = RunConfig::read(std::path::Path::new("configs/simulate_skirt_sc.ron")).unwrap();
     let body = senc::body::Body::makehuman().unwrap();
     let garment = Garment::from_config(&config.garment, &body).unwrap();

@@ -3,7 +3,6 @@
 use std::path::Path;
 
 use senc::body::Body;
-use senc::config::RunConfig;
 use senc::garment::Garment;
 use senc::garment::config::GarmentConfig;
 use senc::model::ModelConfig;
@@ -11,6 +10,7 @@ use senc::model::checkpoint;
 use senc::motion::Motion;
 use senc::physics::Material;
 use senc::sim::{RolloutOptions, Scene, rollout};
+use senc::train::RunConfig;
 use senc::train::config::{MotionWindow, TrainConfig, Validation};
 use senc::train::schedule::{LearningRate, RolloutRamp};
 use senc::train::{SELECTED_FILE, TrainOptions, best_dir, checkpoint_dir, train, validated_dir};

@@ -7,9 +7,9 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::collide::config::SelfCollisionConfig;
-use crate::config::read_ron;
 use crate::garment::config::GarmentConfig;
 use crate::physics::{DrapeConfig, PhysicsConfig};
+use crate::ron_file::read_ron;
 use crate::{Error, Result};
 
 /// A motion and a frame range of it (`A:B` at 30 fps, `A:` to the end).

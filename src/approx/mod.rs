@@ -11,7 +11,6 @@
 
 pub mod config;
 pub mod drapes;
-pub mod evaluate;
 pub mod inputs;
 pub mod model;
 pub mod pca;

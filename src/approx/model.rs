@@ -20,8 +20,8 @@ use super::inputs::bone_inputs;
 use super::residual::{GarmentSkinning, apply_residual};
 use crate::atomic_file::write_bytes_atomic;
 use crate::body::{Body, Pose};
-use crate::config::read_ron;
 use crate::garment::Garment;
+use crate::ron_file::read_ron;
 use crate::{Error, Result, Vec3};
 
 /// One dense layer: y = x W + b, W stored input-major (`inputs × outputs`).

@@ -395,7 +395,7 @@ fn closest_on_triangle(p: &Vec3, [a, b, c]: &[Vec3; 3]) -> ([f64; 3], Feature) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::physics::shapes::sphere;
+    use crate::mesh::shapes::sphere;
     use rand::{Rng, SeedableRng};
 
     fn brute_force_distance(mesh: &TriMesh, p: &Vec3) -> f64 {

@@ -6,18 +6,16 @@ use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressStyle};
 use senc::approx::config::{ApproxConfig, Clip, Variant};
-use senc::approx::evaluate::{
-    DrapeErrors, DrapeEvaluator, Timing, posed_bodies, time_approximator,
-};
 use senc::approx::model::{Approximator, load as load_model, save as save_model};
 use senc::approx::poses::{JointMirror, PoseSample, sample_poses};
 use senc::approx::teacher::{SetManifest, Teacher, make_drapes};
 use senc::approx::train::{Progress, TrainingSet, burn_batch1_ms, train as train_approximator};
 use senc::body::{Body, Pose};
-use senc::config::read_ron;
+use senc::eval::drape::{DrapeErrors, DrapeEvaluator, Timing, posed_bodies, time_approximator};
 use senc::garment::Garment;
 use senc::mesh::write_ply_simple;
 use senc::motion::FrameRange;
+use senc::ron_file::read_ron;
 
 use super::motion_args::load_motion;
 

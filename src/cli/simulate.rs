@@ -9,11 +9,11 @@ use indicatif::{ProgressBar, ProgressStyle};
 use senc::atomic_file::write_bytes_atomic;
 use senc::body::Body;
 use senc::collide::SelfCollision;
-use senc::config::RunConfig;
 use senc::eval::metrics::GarmentMetrics;
 use senc::garment::Garment;
 use senc::mesh::{TriMesh, write_ply_simple};
 use senc::physics::reference::{GarmentRig, ReferenceSimulation, SimulatedFrame};
+use senc::train::RunConfig;
 
 use super::motion_args::MotionArgs;
 

@@ -2,8 +2,8 @@
 
 use std::path::PathBuf;
 
-use senc::config::RunConfig;
 use senc::model::device::DeviceChoice;
+use senc::train::RunConfig;
 use senc::train::{TrainOptions, best_dir, checkpoint_dir, train};
 
 /// Trains the self-collision-aware graph network from physics energies alone.

@@ -106,13 +106,13 @@ mod tests {
     #[test]
     fn parses_ron_and_rejects_unknown_fields() {
         let c: SelfCollisionConfig =
-            crate::config::parse_ron("(loss: Area, close: List([0, 2]))", Path::new("t.ron"))
+            crate::ron_file::parse_ron("(loss: Area, close: List([0, 2]))", Path::new("t.ron"))
                 .unwrap();
         assert_eq!(c.loss, LossKind::Area);
         assert_eq!(c.weight, 30_000.0);
         assert_eq!(c.close, LoopClosure::List(vec![0, 2]));
         let bad =
-            crate::config::parse_ron::<SelfCollisionConfig>("(wieght: 1.0)", Path::new("t.ron"));
+            crate::ron_file::parse_ron::<SelfCollisionConfig>("(wieght: 1.0)", Path::new("t.ron"));
         assert!(bad.unwrap_err().to_string().contains("wieght"));
     }
 
@@ -133,10 +133,10 @@ mod tests {
         assert_eq!("count".parse::<CapOnlyPaths>(), Ok(CapOnlyPaths::Count));
         assert!("drop".parse::<CapOnlyPaths>().is_err());
         let c: SelfCollisionConfig =
-            crate::config::parse_ron("(cap_only_paths: Skip)", Path::new("t.ron")).unwrap();
+            crate::ron_file::parse_ron("(cap_only_paths: Skip)", Path::new("t.ron")).unwrap();
         assert_eq!(c.cap_only_paths, CapOnlyPaths::Skip);
         let old: SelfCollisionConfig =
-            crate::config::parse_ron("(close: All)", Path::new("t.ron")).unwrap();
+            crate::ron_file::parse_ron("(close: All)", Path::new("t.ron")).unwrap();
         assert_eq!(old.cap_only_paths, CapOnlyPaths::Count);
     }
 }

@@ -278,7 +278,7 @@ mod tests {
     #[test]
     fn fans_of_a_closed_mesh_follow_its_faces() {
         // Octahedron: every vertex has a closed fan of four.
-        let octahedron = crate::physics::shapes::sphere(1.0, 0);
+        let octahedron = crate::mesh::shapes::sphere(1.0, 0);
         let faces = octahedron.faces.clone();
         assert_eq!(faces.len(), 8);
         let fans = VertexFans::new(6, &faces);

@@ -109,7 +109,7 @@ pub fn points_inside(body: &BodyQuery, x: &[Vec3]) -> Vec<(usize, f64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::physics::shapes::{cloth_sheet, sphere};
+    use crate::mesh::shapes::{cloth_sheet, sphere};
 
     #[test]
     fn strain_penetration_and_energies_of_known_states() {

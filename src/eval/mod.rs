@@ -1,6 +1,7 @@
-//! Evaluation: per-frame physical metrics and the sequence reports of
-//! `senc eval`.
+//! Evaluation: per-frame physical metrics, the sequence reports of
+//! `senc eval`, and the drape approximator's errors (`senc approx eval`).
 
+pub mod drape;
 pub mod metrics;
 pub mod plausibility;
 pub mod report;

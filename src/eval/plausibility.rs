@@ -84,7 +84,7 @@ pub fn percentile(sorted: &[f64], q: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::physics::shapes::sphere;
+    use crate::mesh::shapes::sphere;
 
     #[test]
     fn far_share_counts_points_beyond_the_threshold_outside() {

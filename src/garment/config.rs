@@ -41,7 +41,7 @@ impl Default for GarmentConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::parse_ron;
+    use crate::ron_file::parse_ron;
     use std::path::Path;
 
     #[test]

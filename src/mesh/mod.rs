@@ -2,6 +2,7 @@
 
 pub mod obj;
 pub mod ply;
+pub mod shapes;
 mod topology;
 mod trimesh;
 

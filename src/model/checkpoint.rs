@@ -64,7 +64,7 @@ pub fn save_with(dir: &Path, sim: &NeuralSimulator, extra: &[(&str, &[u8])]) -> 
 
 /// Loads the model in `dir` on `device`, built as its stored config says.
 pub fn load(dir: &Path, device: &Device) -> Result<NeuralSimulator> {
-    let config: ModelConfig = crate::config::read_ron(&dir.join(CONFIG_FILE))?;
+    let config: ModelConfig = crate::ron_file::read_ron(&dir.join(CONFIG_FILE))?;
     let mut sim = NeuralSimulator::new(&config, device)?;
     let bytes = read(&dir.join(WEIGHTS_FILE))?;
     let record = ModuleRecord::from_bytes(Bytes::from_bytes_vec(bytes))
@@ -74,7 +74,7 @@ pub fn load(dir: &Path, device: &Device) -> Result<NeuralSimulator> {
         .try_load_record(record)
         .map_err(|e| record_error(&dir.join(WEIGHTS_FILE), e))?;
     let path = dir.join(NORMALIZERS_FILE);
-    let normalizers: Normalizers = crate::config::read_ron(&path)?;
+    let normalizers: Normalizers = crate::ron_file::read_ron(&path)?;
     if !normalizers.same_layout(&sim.normalizers) {
         return Err(Error::parse(
             &path,
@@ -92,7 +92,7 @@ pub fn load_matching(
     device: &Device,
 ) -> Result<NeuralSimulator> {
     let path = dir.join(CONFIG_FILE);
-    let stored: ModelConfig = crate::config::read_ron(&path)?;
+    let stored: ModelConfig = crate::ron_file::read_ron(&path)?;
     if &stored != expected {
         return Err(Error::Config {
             path,

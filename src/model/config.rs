@@ -174,7 +174,7 @@ mod tests {
 
     #[test]
     fn rejects_unknown_field_and_missing_level() {
-        let err = crate::config::parse_ron::<ModelConfig>(
+        let err = crate::ron_file::parse_ron::<ModelConfig>(
             "(latent: 8, latnet: 3)",
             std::path::Path::new("m.ron"),
         )
@@ -196,8 +196,8 @@ mod shipped_configs {
     #[test]
     fn ron_files_match_constructors() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("configs");
-        let paper: ModelConfig = crate::config::read_ron(&root.join("model_paper.ron")).unwrap();
-        let cpu: ModelConfig = crate::config::read_ron(&root.join("model_cpu.ron")).unwrap();
+        let paper: ModelConfig = crate::ron_file::read_ron(&root.join("model_paper.ron")).unwrap();
+        let cpu: ModelConfig = crate::ron_file::read_ron(&root.join("model_cpu.ron")).unwrap();
         assert_eq!(paper, ModelConfig::paper());
         assert_eq!(cpu, ModelConfig::cpu());
     }

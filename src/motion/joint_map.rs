@@ -6,7 +6,7 @@ use std::path::Path;
 use nalgebra::UnitQuaternion;
 use serde::Deserialize;
 
-use crate::{Result, Vec3, config};
+use crate::{Result, Vec3, ron_file};
 
 /// The up axis of a motion's world.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
@@ -77,12 +77,12 @@ impl Default for JointMap {
 impl JointMap {
     /// Reads a map from a RON file.
     pub fn read(path: &Path) -> Result<JointMap> {
-        config::read_ron(path)
+        ron_file::read_ron(path)
     }
 
     /// The shipped map for the CMU cgspeed BVH files onto the `cmu_mb` rig.
     pub fn cmu_cgspeed() -> JointMap {
-        config::parse_ron(
+        ron_file::parse_ron(
             crate::data::CMU_CGSPEED_MAP_RON,
             Path::new("data/motion/cmu_cgspeed.ron"),
         )
@@ -91,7 +91,7 @@ impl JointMap {
 
     /// The shipped map from SMPL / SMPL-H (AMASS) joints onto the `cmu_mb` rig.
     pub fn smpl_to_cmu_mb() -> JointMap {
-        config::parse_ron(
+        ron_file::parse_ron(
             crate::data::SMPL_TO_CMU_MAP_RON,
             Path::new("data/motion/smpl_cmu_mb.ron"),
         )
@@ -122,7 +122,7 @@ mod tests {
         assert!((cmu.scale - 0.056444).abs() < 1e-12);
         assert_eq!(cmu.skip_frames, 1);
         assert_eq!(JointMap::smpl_to_cmu_mb().target("pelvis"), "Hips");
-        let bad: Result<JointMap> = config::parse_ron("(scale: 1.0, upp: Y)", Path::new("m.ron"));
+        let bad: Result<JointMap> = ron_file::parse_ron("(scale: 1.0, upp: Y)", Path::new("m.ron"));
         assert!(bad.unwrap_err().to_string().contains("upp"));
         let z = UpAxis::Z.to_y_up() * Vec3::z();
         assert!((z - Vec3::y()).norm() < 1e-15);

@@ -120,7 +120,7 @@ mod tests {
 
     #[test]
     fn parses_partial_ron_and_rejects_unknown_fields() {
-        let c: PhysicsConfig = crate::config::parse_ron(
+        let c: PhysicsConfig = crate::ron_file::parse_ron(
             "(collision_weight: 1e4, material: (mu: 30000.0), friction: (radius: 0.005))",
             Path::new("t.ron"),
         )
@@ -130,8 +130,10 @@ mod tests {
         assert_eq!(c.material.lambda, Material::default().lambda);
         assert_eq!(c.friction.radius, 0.005);
         c.validate().unwrap();
-        let bad =
-            crate::config::parse_ron::<PhysicsConfig>("(colision_weight: 1.0)", Path::new("t.ron"));
+        let bad = crate::ron_file::parse_ron::<PhysicsConfig>(
+            "(colision_weight: 1.0)",
+            Path::new("t.ron"),
+        );
         assert!(bad.unwrap_err().to_string().contains("colision_weight"));
         let negative = PhysicsConfig {
             collision_weight: -1.0,

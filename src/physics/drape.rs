@@ -167,8 +167,8 @@ pub fn static_drape(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mesh::shapes::{cloth_sheet, sphere};
     use crate::physics::config::PhysicsConfig;
-    use crate::physics::shapes::{cloth_sheet, sphere};
 
     /// A sheet held by one edge over a sphere comes to rest draped on it:
     /// converged, the static residual below the tolerance, the free edge

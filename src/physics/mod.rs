@@ -31,7 +31,7 @@ pub mod material;
 pub mod newton;
 pub mod reference;
 pub mod self_collision;
-pub mod shapes;
+
 pub mod solver;
 pub mod strain_limit;
 pub mod stretch;

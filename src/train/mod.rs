@@ -7,6 +7,7 @@ pub mod checkpoint;
 pub mod config;
 pub mod log;
 pub mod run;
+pub mod run_config;
 pub mod sample;
 pub mod schedule;
 pub mod trainer;
@@ -18,4 +19,5 @@ pub use run::{
     RUN_CONFIG_FILE, SELECTED_FILE, TrainOptions, TrainSummary, best_dir, checkpoint_dir,
     checkpoint_run_config, train, validated_dir, validated_models,
 };
+pub use run_config::RunConfig;
 pub use trainer::{Trainer, UpdateStats};

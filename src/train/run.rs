@@ -36,7 +36,6 @@ use super::trainer::Trainer;
 use super::validation::Validator;
 use crate::body::Body;
 use crate::collide::SelfCollision;
-use crate::config::RunConfig;
 use crate::eval::SequenceReport;
 use crate::eval::metrics::GarmentMetrics;
 use crate::garment::Garment;
@@ -45,6 +44,7 @@ use crate::model::checkpoint;
 use crate::model::simulator::tensor_to_points;
 use crate::physics::{BodyMotion, Cloth, ContactSearch, PhysicsConfig, Step};
 use crate::sim::{DT, GarmentModelInputs, GarmentState, SETTLE_DT, Scene, build_step_graph};
+use crate::train::RunConfig;
 use crate::{Error, Result};
 
 /// Where and how to train.
@@ -88,7 +88,7 @@ pub const RUN_CONFIG_FILE: &str = "run.ron";
 
 /// The run configuration of a checkpoint: `<dir>/run.ron`.
 pub fn checkpoint_run_config(dir: &Path) -> Result<RunConfig> {
-    crate::config::read_ron(&dir.join(RUN_CONFIG_FILE))
+    crate::ron_file::read_ron(&dir.join(RUN_CONFIG_FILE))
 }
 
 /// The checkpoint directory inside a run directory.

@@ -152,7 +152,7 @@ pub struct Timing {
 /// (repeated until at least 0.3 s have passed), then the whole clip
 /// batched (best of three).
 pub fn time_approximator(
-    approximator: &super::model::Approximator<'_>,
+    approximator: &crate::approx::model::Approximator<'_>,
     poses: &[crate::body::Pose],
     chunk: usize,
 ) -> Result<Timing> {
@@ -162,7 +162,7 @@ pub fn time_approximator(
         .build()
         .map_err(|e| Error::invalid(format!("cannot make a one-thread pool: {e}")))?;
     let batch1_ms = single.install(|| {
-        let mut scratch = super::model::Scratch::default();
+        let mut scratch = crate::approx::model::Scratch::default();
         let (mut frames, start) = (0usize, Instant::now());
         while frames < poses.len() || start.elapsed().as_secs_f64() < 0.3 {
             std::hint::black_box(approximator.drape(&poses[frames % poses.len()], &mut scratch));
