@@ -12,10 +12,15 @@
 //! | [`collide`] | exact intersections, Global Intersection Analysis, penetration volume |
 //! | [`physics`] | energies with analytic gradients and the reference implicit solver |
 //! | [`model`] | graphs, features, normalisers and the encode-process-decode network |
+//! | [`approx`] | the drape approximator: static drapes as teacher, LBS plus a network residual from the bone transforms |
 //! | [`train`] | the self-supervised training loop and checkpoints |
 //! | [`sim`] | stepping a garment through a motion with a trained model |
-//! | [`eval`] | metrics and reports |
+//! | [`eval`] | metrics and reports (also the drape approximator's errors) |
 //! | [`render`] | PNG frames, contact sheets and GIFs of meshes (a z-buffered software rasteriser, collisions highlighted); plots of training logs and eval reports |
+//!
+//! Beside them: [`ron_file`] (typed RON reading for every config),
+//! [`atomic_file`], [`data`] (the embedded body, motions and fonts) and
+//! [`error`].
 //!
 //! Units: metres, seconds, kilograms; the world is Y-up; simulation at 30 fps.
 

@@ -95,6 +95,26 @@ fn small_config(variant: Variant) -> (ApproxModelConfig, ApproxTrainConfig) {
     (model, train)
 }
 
+/// Trains quietly.
+fn fit(
+    set: &TrainingSet,
+    garment: &Garment,
+    body: &Body,
+    model: &ApproxModelConfig,
+    train_config: &ApproxTrainConfig,
+) -> senc::approx::train::Trained {
+    let quiet = |_: usize, _: usize, _: f64| {};
+    train(
+        set,
+        garment,
+        &body.skeleton.parents,
+        model,
+        train_config,
+        &Progress { epoch: &quiet },
+    )
+    .unwrap()
+}
+
 /// Mean and max vertex error (mm).
 fn errors_mm(a: &[Vec<Vec3>], b: &[Vec<Vec3>]) -> (f64, f64) {
     let (mut sum, mut max, mut n) = (0.0, 0.0f64, 0);
@@ -119,16 +139,7 @@ fn learns_a_pose_driven_bulge_and_round_trips() {
     let drapes = synthetic_set(&body, &garment, 300, 0);
     let set = TrainingSet::new(&drapes, &garment, &body).unwrap();
     let (model_config, train_config) = small_config(Variant::Pca);
-    let quiet = |_: usize, _: usize, _: f64| {};
-    let trained = train(
-        &set,
-        &garment,
-        &body.skeleton.parents,
-        &model_config,
-        &train_config,
-        &Progress { epoch: &quiet },
-    )
-    .unwrap();
+    let trained = fit(&set, &garment, &body, &model_config, &train_config);
     let model = trained.model;
     let approximator = Approximator::new(&model, &garment, &body).unwrap();
     let test = synthetic_set(&body, &garment, 40, 99);
@@ -175,15 +186,7 @@ fn learns_a_pose_driven_bulge_and_round_trips() {
         .drapes(&poses, 8);
     assert!(again == predicted, "the loaded model drapes differently");
 
-    let retrained = train(
-        &set,
-        &garment,
-        &body.skeleton.parents,
-        &model_config,
-        &train_config,
-        &Progress { epoch: &quiet },
-    )
-    .unwrap();
+    let retrained = fit(&set, &garment, &body, &model_config, &train_config);
     assert!(
         retrained.model.parts == model.parts,
         "same seed, other weights"
@@ -201,18 +204,9 @@ fn linear_and_segmented_variants_fit_the_bulge() {
     let test = synthetic_set(&body, &garment, 40, 99);
     let poses: Vec<Pose> = test.iter().map(|d| d.pose.clone()).collect();
     let targets: Vec<Vec<Vec3>> = test.iter().map(|d| d.positions.clone()).collect();
-    let quiet = |_: usize, _: usize, _: f64| {};
     for (variant, bound) in [(Variant::Linear, 3.0), (Variant::Segmented, 1.0)] {
         let (model_config, train_config) = small_config(variant);
-        let trained = train(
-            &set,
-            &garment,
-            &body.skeleton.parents,
-            &model_config,
-            &train_config,
-            &Progress { epoch: &quiet },
-        )
-        .unwrap();
+        let trained = fit(&set, &garment, &body, &model_config, &train_config);
         if variant == Variant::Segmented {
             assert!(trained.model.parts.len() > 2);
             let f = 12 * body.skeleton.len();
@@ -235,16 +229,7 @@ fn refuses_another_garment_and_damaged_files() {
     let set = TrainingSet::new(&drapes, &garment, &body).unwrap();
     let (model_config, mut train_config) = small_config(Variant::Linear);
     train_config.validation = 0.0;
-    let quiet = |_: usize, _: usize, _: f64| {};
-    let trained = train(
-        &set,
-        &garment,
-        &body.skeleton.parents,
-        &model_config,
-        &train_config,
-        &Progress { epoch: &quiet },
-    )
-    .unwrap();
+    let trained = fit(&set, &garment, &body, &model_config, &train_config);
     let skirt = Garment::builtin("skirt", &body).unwrap();
     let err = Approximator::new(&trained.model, &skirt, &body)
         .err()

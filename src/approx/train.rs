@@ -142,6 +142,36 @@ struct Net {
 }
 
 impl Net {
+    /// A network holding exported layers (weights as they are).
+    fn from_dense(layers: &[Dense], device: &Device) -> Net {
+        Net {
+            layers: layers
+                .iter()
+                .map(|l| Linear {
+                    weight: Param::from_data(
+                        TensorData::new(l.weight.clone(), [l.inputs, l.outputs]),
+                        device,
+                    ),
+                    bias: Some(Param::from_data(
+                        TensorData::new(l.bias.clone(), [l.outputs]),
+                        device,
+                    )),
+                })
+                .collect(),
+        }
+    }
+
+    /// Rows of `x` (row-major f32, `rows` of them) through the network.
+    fn run(&self, x: Vec<f32>, rows: usize, device: &Device) -> Vec<f32> {
+        let columns = x.len() / rows.max(1);
+        let t = Tensor::<2>::from_data(TensorData::new(x, [rows, columns]), device);
+        self.forward(t)
+            .into_data()
+            .convert::<f32>()
+            .try_to_vec()
+            .expect("f32 tensor")
+    }
+
     fn forward(&self, x: Tensor<2>) -> Tensor<2> {
         let last = self.layers.len() - 1;
         let mut h = x;
@@ -520,13 +550,7 @@ fn fit_network(
         .map(|v| v / target_scale as f32)
         .collect();
     let predict = |net: &Net, x: &DMatrix<f64>| -> DMatrix<f64> {
-        let t = Tensor::<2>::from_data(TensorData::new(to_f32(x), [x.nrows(), f]), &device);
-        let y: Vec<f32> = net
-            .forward(t)
-            .into_data()
-            .convert::<f32>()
-            .try_to_vec()
-            .expect("f32");
+        let y = net.run(to_f32(x), x.nrows(), &device);
         DMatrix::from_row_iterator(
             x.nrows(),
             outputs,
@@ -586,22 +610,7 @@ fn fit_network(
 /// are left out, so this is a lower bound on burn's whole path.
 pub fn burn_batch1_ms(model: &ApproxModel, inputs: &[f32], frames: usize) -> f64 {
     let device = Device::flex();
-    let net = Net {
-        layers: model.parts[0]
-            .layers
-            .iter()
-            .map(|l| Linear {
-                weight: Param::from_data(
-                    TensorData::new(l.weight.clone(), [l.inputs, l.outputs]),
-                    &device,
-                ),
-                bias: Some(Param::from_data(
-                    TensorData::new(l.bias.clone(), [l.outputs]),
-                    &device,
-                )),
-            })
-            .collect(),
-    };
+    let net = Net::from_dense(&model.parts[0].layers, &device);
     let f = model.num_inputs();
     let columns = &model.info.parts[0].inputs;
     let rows = inputs.len() / f;
@@ -609,14 +618,7 @@ pub fn burn_batch1_ms(model: &ApproxModel, inputs: &[f32], frames: usize) -> f64
     for i in 0..frames {
         let row = &inputs[(i % rows) * f..(i % rows + 1) * f];
         let row: Vec<f32> = columns.iter().map(|&c| row[c]).collect();
-        let x = Tensor::<2>::from_data(TensorData::new(row, [1, columns.len()]), &device);
-        let y: Vec<f32> = net
-            .forward(x)
-            .into_data()
-            .convert::<f32>()
-            .try_to_vec()
-            .expect("f32");
-        std::hint::black_box(y);
+        std::hint::black_box(net.run(row, 1, &device));
     }
     1e3 * start.elapsed().as_secs_f64() / frames as f64
 }

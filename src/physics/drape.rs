@@ -110,20 +110,7 @@ pub fn static_drape(
     config.validate()?;
     let begin = Instant::now();
     let solver = ReferenceSolver::new(cloth, pinned)?;
-    let mut free = vec![true; start.len()];
-    for &p in pinned {
-        free[p] = false;
-    }
-    let g = cloth.config().gravity.max(1.0);
-    let weight = cloth
-        .masses()
-        .iter()
-        .zip(&free)
-        .filter(|(_, f)| **f)
-        .map(|(m, _)| (m * g).powi(2))
-        .sum::<f64>()
-        .sqrt()
-        .max(f64::MIN_POSITIVE);
+    let (free, weight) = (solver.free(), solver.weight_norm());
     let motion = BodyMotion {
         next: body,
         prev_positions: body_positions,
@@ -149,7 +136,7 @@ pub fn static_drape(
             .iter()
             .zip(&before)
             .zip(cloth.masses())
-            .zip(&free)
+            .zip(free)
             .filter(|(_, f)| **f)
             .map(|(((x, b), m), _)| (m * inv_dt2 * (x - b)).norm_squared())
             .sum::<f64>()

@@ -201,6 +201,16 @@ impl<'a> ReferenceSolver<'a> {
         })
     }
 
+    /// Which vertices are optimised (the others are pinned).
+    pub fn free(&self) -> &[bool] {
+        &self.free
+    }
+
+    /// ‖m·g‖ over the free vertices (N): what residual forces are measured against.
+    pub fn weight_norm(&self) -> f64 {
+        self.weight_norm
+    }
+
     /// Adds a term that depends on x only (not on the step), such as the
     /// self-collision penetration volume, to every step's potential.
     pub fn with_term(mut self, term: Box<dyn Energy + 'a>) -> Self {
