@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Learning curve of the drape approximator: the same variant trained on the
-# first N drapes of a set, each evaluated on the held-out drapes.
+# N drapes of a set drawn at random (the training seed), each evaluated on the held-out drapes.
 #   scripts/approx_learning_curve.sh CONFIG DATA OUTDIR VARIANT N1 N2 ...
 # e.g. scripts/approx_learning_curve.sh configs/approx_tshirt.ron data_approx/tshirt out/curve pca 250 500 1000 1972
 # Prints one line per N: mean, p95 and max error (mm) against the held-out drapes.

@@ -181,6 +181,25 @@ pub fn read_drapes(dir: &Path, count: usize) -> Result<Vec<StoredDrape>> {
         .collect()
 }
 
+/// `count` of `drapes` drawn at random with `seed`, in their original order.
+pub fn subset(drapes: Vec<StoredDrape>, count: usize, seed: u64) -> Vec<StoredDrape> {
+    use rand::SeedableRng;
+    use rand::seq::index::sample;
+    if count >= drapes.len() {
+        return drapes;
+    }
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let mut keep = sample(&mut rng, drapes.len(), count).into_vec();
+    keep.sort_unstable();
+    let mut keep = keep.into_iter().peekable();
+    drapes
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| keep.next_if_eq(i).is_some())
+        .map(|(_, d)| d)
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

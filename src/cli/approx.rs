@@ -193,7 +193,8 @@ struct TrainArgs {
     /// Override the configured epoch count.
     #[arg(long)]
     epochs: Option<usize>,
-    /// Train on the first N training drapes only (learning curves).
+    /// Train on N of the training drapes, drawn at random with the
+    /// training seed (learning curves).
     #[arg(long)]
     limit: Option<usize>,
 }
@@ -242,19 +243,14 @@ struct EvalArgs {
 }
 
 /// Reads the training or held-out drapes of a set, checking its manifest.
-/// At most `limit` of them (the first ones).
-fn read_set(
-    data: &Path,
-    part: &str,
-    limit: Option<usize>,
-) -> senc::Result<Vec<senc::approx::drapes::StoredDrape>> {
+fn read_set(data: &Path, part: &str) -> senc::Result<Vec<senc::approx::drapes::StoredDrape>> {
     let manifest: SetManifest = read_ron(&data.join("set.ron"))?;
     let count = if part == "train" {
         manifest.train
     } else {
         manifest.held_out
     };
-    senc::approx::drapes::read_drapes(&data.join(part), count.min(limit.unwrap_or(usize::MAX)))
+    senc::approx::drapes::read_drapes(&data.join(part), count)
 }
 
 fn train(args: TrainArgs) -> senc::Result<()> {
@@ -277,7 +273,10 @@ fn train(args: TrainArgs) -> senc::Result<()> {
     }
     let body = Body::makehuman()?;
     let garment = Garment::from_config(&config.garment, &body)?;
-    let drapes = read_set(&args.data, "train", args.limit)?;
+    let mut drapes = read_set(&args.data, "train")?;
+    if let Some(limit) = args.limit {
+        drapes = senc::approx::drapes::subset(drapes, limit, config.train.seed);
+    }
     let set = TrainingSet::new(&drapes, &garment, &body)?;
     println!(
         "{} drapes ({} not converged, left out), {} inputs, {} outputs, variant {:?}",
@@ -373,7 +372,7 @@ fn eval(args: EvalArgs) -> senc::Result<()> {
     let config = ApproxConfig::read(&args.config)?;
     let body = Body::makehuman()?;
     let garment = Garment::from_config(&config.garment, &body)?;
-    let held = read_set(&args.data, "held_out", None)?;
+    let held = read_set(&args.data, "held_out")?;
     let held: Vec<_> = held.into_iter().filter(|d| d.converged).collect();
     let poses: Vec<Pose> = held.iter().map(|d| d.pose.clone()).collect();
     let targets: Vec<Vec<senc::Vec3>> = held.iter().map(|d| d.positions.clone()).collect();
