@@ -291,3 +291,22 @@ fn teacher_drapes_the_tshirt() {
     bad.local_rotations.pop();
     assert!(teacher.drape(&bad).is_err());
 }
+
+/// The shipped approximator configs load and check, and a mistyped field is
+/// an error naming it and the file.
+#[test]
+fn approx_configs_load() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs");
+    for name in ["approx_tshirt.ron", "approx_skirt.ron"] {
+        senc::approx::ApproxConfig::read(&root.join(name)).unwrap_or_else(|e| panic!("{e}"));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.ron");
+    std::fs::write(&bad, "(drape: (dtt: 1.0))").unwrap();
+    let err = senc::approx::ApproxConfig::read(&bad)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("dtt") && err.contains("bad.ron"), "{err}");
+    std::fs::write(&bad, "(drape: (dt: -1.0))").unwrap();
+    assert!(senc::approx::ApproxConfig::read(&bad).is_err());
+}
