@@ -14,6 +14,10 @@ pub const RIG_CMU_MB_JSON: &str = include_str!("../data/body/rig.cmu_mb.json");
 /// over the vertex indices of [`BASE_OBJ`].
 pub const WEIGHTS_CMU_MB_JSON: &str = include_str!("../data/body/weights.cmu_mb.json");
 
+/// Body parts of the default body for its self-collision label (RON, see
+/// [`crate::body::PartMap`]).
+pub const PARTS_CMU_MB_RON: &str = include_str!("../data/body/parts.cmu_mb.ron");
+
 /// CMU motion capture subject 01, trial 01 (cgspeed BVH conversion, 120 fps).
 pub const MOTION_01_01_BVH: &str = include_str!("../data/motion/01_01.bvh");
 

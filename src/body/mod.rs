@@ -3,6 +3,7 @@
 
 mod makehuman;
 pub(crate) mod npz;
+mod parts;
 mod pose;
 pub mod query;
 mod skeleton;
@@ -13,6 +14,7 @@ mod weights;
 pub use makehuman::{
     MAKEHUMAN_GROUP, makehuman_rig_default_heads, rig_joint_position_from_blender,
 };
+pub use parts::{BodyParts, PartMap};
 pub use pose::{Pose, slerp_shortest};
 pub use skeleton::Skeleton;
 pub use skin::skin;

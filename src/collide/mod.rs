@@ -8,6 +8,7 @@ pub mod fans;
 pub mod flood_fill;
 pub mod intersections;
 pub mod metric;
+pub mod part_collisions;
 pub mod patches;
 pub mod paths;
 pub mod penalty;

@@ -1,0 +1,96 @@
+//! The exact self-collision label of a posed body (the pose-repair label):
+//! parts by dominant bone, neighbours and listed pairs excluded.
+
+use nalgebra::UnitQuaternion;
+use senc::Vec3;
+use senc::body::{Body, BodyParts, PartMap};
+use senc::collide::part_collisions::part_collisions;
+
+fn label(
+    body: &Body,
+    parts: &BodyParts,
+    pose: &senc::body::Pose,
+    first_only: bool,
+) -> Vec<[u32; 2]> {
+    let x = body.posed_vertices(pose);
+    part_collisions(
+        &x,
+        &body.mesh.faces,
+        &parts.face_part,
+        |a, b| parts.may_collide(a, b),
+        first_only,
+    )
+}
+
+/// The rest pose is collision-free; a forearm turned into the lower back
+/// collides there (and only between parts that may collide); asking for the
+/// first hit finds one of the same pairs.
+#[test]
+fn rest_is_free_and_a_forearm_in_the_back_collides() {
+    let body = Body::makehuman().unwrap();
+    let parts = BodyParts::new(&body, &PartMap::cmu_mb().unwrap()).unwrap();
+    assert!(label(&body, &parts, &body.rest_pose(), false).is_empty());
+
+    let mut pose = body.rest_pose();
+    let arm = body.skeleton.index_of("LeftArm").unwrap();
+    let forearm = body.skeleton.index_of("LeftForeArm").unwrap();
+    pose.local_rotations[arm] = UnitQuaternion::from_axis_angle(&Vec3::x_axis(), -0.5);
+    pose.local_rotations[forearm] = UnitQuaternion::from_axis_angle(&Vec3::y_axis(), -2.5);
+    let pairs = label(&body, &parts, &pose, false);
+    assert!(!pairs.is_empty());
+    let part = |f: u32| parts.face_part[f as usize];
+    assert!(
+        pairs
+            .iter()
+            .all(|p| parts.may_collide(part(p[0]), part(p[1])))
+    );
+    let lower_back = parts.index_of("LowerBack").unwrap();
+    let forearm_part = parts.index_of("LeftForeArm").unwrap();
+    assert!(
+        pairs
+            .iter()
+            .any(|p| [part(p[0]), part(p[1])] == [forearm_part, lower_back]
+                || [part(p[1]), part(p[0])] == [forearm_part, lower_back]),
+        "no forearm–lower back pair"
+    );
+    let first = label(&body, &parts, &pose, true);
+    assert_eq!(first.len(), 1);
+    assert!(pairs.contains(&first[0]));
+}
+
+/// Legs crossed at the thighs: the thigh–thigh pair is excluded by the part
+/// map, so without it the same pose would be labelled colliding.
+#[test]
+fn the_excluded_thigh_pair_is_never_reported() {
+    let body = Body::makehuman().unwrap();
+    let map = PartMap::cmu_mb().unwrap();
+    let parts = BodyParts::new(&body, &map).unwrap();
+    let mut pose = body.rest_pose();
+    for (bone, angle) in [("LeftUpLeg", -0.35), ("RightUpLeg", 0.35)] {
+        let j = body.skeleton.index_of(bone).unwrap();
+        pose.local_rotations[j] = UnitQuaternion::from_axis_angle(&Vec3::z_axis(), angle);
+    }
+    let part = |f: u32| parts.names[parts.face_part[f as usize]].clone();
+    let pairs = label(&body, &parts, &pose, false);
+    assert!(
+        pairs
+            .iter()
+            .all(|p| !(part(p[0]).ends_with("UpLeg") && part(p[1]).ends_with("UpLeg")))
+    );
+    let open = PartMap {
+        excluded: Vec::new(),
+        ..map
+    };
+    let open_parts = BodyParts::new(&body, &open).unwrap();
+    let open_pairs = label(&body, &open_parts, &pose, false);
+    assert!(
+        open_pairs.iter().any(|p| {
+            let (a, b) = (
+                &open_parts.names[open_parts.face_part[p[0] as usize]],
+                &open_parts.names[open_parts.face_part[p[1] as usize]],
+            );
+            a.ends_with("UpLeg") && b.ends_with("UpLeg")
+        }),
+        "the crossed thighs do not intersect: the test pose is wrong"
+    );
+}
