@@ -35,7 +35,12 @@ pub fn heading_frame(root: &Isometry3<f64>) -> Isometry3<f64> {
 pub fn bone_inputs(skeleton: &Skeleton, pose: &Pose) -> (Vec<Isometry3<f64>>, Vec<f64>) {
     let world = skeleton.forward_kinematics(pose);
     let heading_inverse = heading_frame(&world[0]).inverse();
-    let transforms = skeleton.joint_transforms(pose);
+    // Skeleton::joint_transforms without a second forward kinematics pass.
+    let transforms: Vec<Isometry3<f64>> = world
+        .iter()
+        .zip(&skeleton.rest_positions)
+        .map(|(posed, rest)| posed * Translation3::from(-rest))
+        .collect();
     let mut inputs = Vec::with_capacity(transforms.len() * FEATURES_PER_BONE);
     for g in &transforms {
         let local = heading_inverse * g;
@@ -69,7 +74,8 @@ mod tests {
         moved.root_translation += Vec3::new(1.5, -0.3, 2.0);
         moved.local_rotations[0] =
             UnitQuaternion::from_axis_angle(&Vec3::y_axis(), 2.1) * moved.local_rotations[0];
-        let (_, b) = bone_inputs(&body.skeleton, &moved);
+        let (transforms, b) = bone_inputs(&body.skeleton, &moved);
+        assert_eq!(transforms, body.skeleton.joint_transforms(&moved));
         let gap = a
             .iter()
             .zip(&b)

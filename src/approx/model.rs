@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use super::config::ApproxModelConfig;
 use super::inputs::bone_inputs;
-use super::residual::{GarmentSkinning, apply_residual};
+use super::residual::GarmentSkinning;
 use crate::atomic_file::write_bytes_atomic;
 use crate::body::{Body, Pose};
 use crate::garment::Garment;
@@ -276,12 +276,7 @@ impl<'a> Approximator<'a> {
 
     /// Skinning plus a residual row.
     pub fn finish(&self, transforms: &[Isometry3<f64>], residual: &[f32]) -> Vec<Vec3> {
-        let (lbs, blends) = self.skinning.skin(transforms);
-        let r: Vec<Vec3> = residual
-            .chunks(3)
-            .map(|c| Vec3::new(c[0] as f64, c[1] as f64, c[2] as f64))
-            .collect();
-        apply_residual(&lbs, &blends, &r)
+        self.skinning.skin_with_residual(transforms, residual)
     }
 
     /// Drapes of many poses: inputs and skinning in parallel, the network

@@ -49,6 +49,34 @@ impl GarmentSkinning<'_> {
     }
 }
 
+impl GarmentSkinning<'_> {
+    /// x_v = LBS_v + A_v r_v in one pass, the residual as f32 triples (the
+    /// approximator's output): no intermediate arrays. r = 0 gives
+    /// [`GarmentSkinning::skin`]'s positions bit for bit.
+    pub fn skin_with_residual(&self, transforms: &[Isometry3<f64>], residual: &[f32]) -> Vec<Vec3> {
+        assert_eq!(residual.len(), 3 * self.rest.len(), "one residual triple per vertex");
+        let affine: Vec<(Matrix3<f64>, Vec3)> = transforms
+            .iter()
+            .map(|g| (g.rotation.to_rotation_matrix().into_inner(), g.translation.vector))
+            .collect();
+        self.rest
+            .iter()
+            .zip(residual.chunks_exact(3))
+            .enumerate()
+            .map(|(v, (x, r))| {
+                let mut p = Vec3::zeros();
+                let mut a = Matrix3::zeros();
+                for &(j, w) in self.weights.vertex(v) {
+                    let (rot, t) = &affine[j];
+                    p += w * (rot * x + t);
+                    a += w * rot;
+                }
+                p + a * Vec3::new(f64::from(r[0]), f64::from(r[1]), f64::from(r[2]))
+            })
+            .collect()
+    }
+}
+
 /// x_v = LBS_v + A_v r_v.
 pub fn apply_residual(lbs: &[Vec3], blends: &[Matrix3<f64>], residual: &[Vec3]) -> Vec<Vec3> {
     lbs.iter()
@@ -98,6 +126,7 @@ mod tests {
         let zero = vec![Vec3::zeros(); lbs.len()];
         let x = apply_residual(&lbs, &blends, &zero);
         assert_eq!(x, lbs);
+        assert_eq!(skinning.skin_with_residual(&transforms, &vec![0.0; 3 * lbs.len()]), lbs);
         // The serial pass is the library's skinning, to rounding.
         let reference = skin(&garment.rest.positions, &garment.weights, &transforms);
         let gap = x
