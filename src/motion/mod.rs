@@ -3,7 +3,7 @@
 
 mod aliases;
 mod amass;
-mod bvh;
+mod bvh_file;
 mod frame_range;
 mod joint_map;
 mod resample;
@@ -12,7 +12,7 @@ mod source;
 
 pub use aliases::rig_joint_for;
 pub use amass::Amass;
-pub use bvh::{Bvh, BvhJoint, Channel};
+pub use bvh_file::{Bvh, BvhJoint, Channel};
 pub use frame_range::FrameRange;
 pub use joint_map::{JointMap, UpAxis};
 pub use resample::{RATE_TOLERANCE, resample, resampled_len, snap_rate};

@@ -30,7 +30,7 @@ pub mod lbfgs;
 pub mod material;
 pub mod newton;
 pub mod reference;
-pub mod self_collision;
+pub mod self_collision_term;
 
 pub mod solver;
 pub mod strain_limit;
@@ -51,7 +51,7 @@ pub use gravity::Gravity;
 pub use hessian::Hessian;
 pub use inertia::{Inertia, lumped_masses};
 pub use material::Material;
-pub use self_collision::SelfCollisionEnergy;
+pub use self_collision_term::SelfCollisionEnergy;
 pub use solver::{ClothState, ReferenceSolver, SolverConfig, SolverMethod, StepReport};
 pub use strain_limit::{StrainLimit, StrainLimitConfig};
 pub use stretch::Stretch;

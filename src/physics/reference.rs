@@ -6,7 +6,7 @@
 
 use super::cloth::{BodyMotion, Cloth};
 use super::config::PhysicsConfig;
-use super::self_collision::SelfCollisionEnergy;
+use super::self_collision_term::SelfCollisionEnergy;
 use super::solver::{ClothState, ReferenceSolver, StepReport};
 use crate::body::query::BodyQuery;
 use crate::body::{Body, Pose, SkinWeights, skin};
