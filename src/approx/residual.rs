@@ -54,10 +54,19 @@ impl GarmentSkinning<'_> {
     /// approximator's output): no intermediate arrays. r = 0 gives
     /// [`GarmentSkinning::skin`]'s positions bit for bit.
     pub fn skin_with_residual(&self, transforms: &[Isometry3<f64>], residual: &[f32]) -> Vec<Vec3> {
-        assert_eq!(residual.len(), 3 * self.rest.len(), "one residual triple per vertex");
+        assert_eq!(
+            residual.len(),
+            3 * self.rest.len(),
+            "one residual triple per vertex"
+        );
         let affine: Vec<(Matrix3<f64>, Vec3)> = transforms
             .iter()
-            .map(|g| (g.rotation.to_rotation_matrix().into_inner(), g.translation.vector))
+            .map(|g| {
+                (
+                    g.rotation.to_rotation_matrix().into_inner(),
+                    g.translation.vector,
+                )
+            })
             .collect();
         self.rest
             .iter()
@@ -126,7 +135,10 @@ mod tests {
         let zero = vec![Vec3::zeros(); lbs.len()];
         let x = apply_residual(&lbs, &blends, &zero);
         assert_eq!(x, lbs);
-        assert_eq!(skinning.skin_with_residual(&transforms, &vec![0.0; 3 * lbs.len()]), lbs);
+        assert_eq!(
+            skinning.skin_with_residual(&transforms, &vec![0.0; 3 * lbs.len()]),
+            lbs
+        );
         // The serial pass is the library's skinning, to rounding.
         let reference = skin(&garment.rest.positions, &garment.weights, &transforms);
         let gap = x

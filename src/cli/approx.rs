@@ -11,7 +11,9 @@ use senc::approx::poses::{JointMirror, PoseSample, sample_poses};
 use senc::approx::teacher::{SetManifest, Teacher, make_drapes};
 use senc::approx::train::{Progress, TrainingSet, burn_batch1_ms, train as train_approximator};
 use senc::body::{Body, Pose};
-use senc::eval::drape::{DrapeErrors, DrapeEvaluator, Timing, posed_bodies, time_approximator};
+use senc::eval::drape::{
+    DrapeErrors, DrapeEvaluator, Timing, posed_bodies, reference_frames, time_approximator,
+};
 use senc::garment::Garment;
 use senc::mesh::write_ply_simple;
 use senc::motion::FrameRange;
@@ -379,7 +381,14 @@ fn eval(args: EvalArgs) -> senc::Result<()> {
     let bodies = posed_bodies(&body, &poses)?;
     let evaluator = DrapeEvaluator::new(&garment.rest, &config.self_collision)?;
     let reference = match &args.reference {
-        Some(dir) => Some(read_reference(dir, &held, &garment)?),
+        Some(dir) => {
+            let sources: Vec<String> = held.iter().map(|d| d.source.clone()).collect();
+            Some(reference_frames(
+                dir,
+                &sources,
+                garment.rest.num_vertices(),
+            )?)
+        }
         None => None,
     };
     let skinning = senc::approx::residual::GarmentSkinning {
@@ -496,45 +505,4 @@ fn eval(args: EvalArgs) -> senc::Result<()> {
         );
     }
     Ok(())
-}
-
-/// `senc simulate` frames of the held-out poses: the drape with source
-/// `MOTION:F` is compared with frame F − first of the directory. Returns
-/// the indices of the held-out drapes that have a frame, and the frames.
-fn read_reference(
-    dir: &Path,
-    held: &[senc::approx::drapes::StoredDrape],
-    garment: &Garment,
-) -> senc::Result<(Vec<usize>, Vec<Vec<senc::Vec3>>)> {
-    let frame_of = |s: &str| -> Option<usize> { s.rsplit(':').next()?.parse().ok() };
-    let first = held.first().and_then(|d| frame_of(&d.source)).unwrap_or(0);
-    let mut indices = Vec::new();
-    let mut frames = Vec::new();
-    for (i, d) in held.iter().enumerate() {
-        let Some(f) = frame_of(&d.source) else {
-            continue;
-        };
-        let path = dir.join(format!("frame_{:05}.ply", f - first));
-        if !path.is_file() {
-            continue;
-        }
-        let mesh = senc::mesh::ply::read_ply(&path)?;
-        if mesh.mesh.num_vertices() != garment.rest.num_vertices() {
-            return Err(senc::Error::invalid(format!(
-                "{}: {} vertices, the garment has {}",
-                path.display(),
-                mesh.mesh.num_vertices(),
-                garment.rest.num_vertices()
-            )));
-        }
-        indices.push(i);
-        frames.push(mesh.mesh.positions);
-    }
-    if frames.is_empty() {
-        return Err(senc::Error::invalid(format!(
-            "{}: no frame_NNNNN.ply matches the held-out poses",
-            dir.display()
-        )));
-    }
-    Ok((indices, frames))
 }

@@ -198,3 +198,44 @@ pub fn posed_bodies(
         })
         .collect()
 }
+
+/// `senc simulate` frames of poses taken from a motion window: the pose
+/// with source `MOTION:F` (`sources[i]`) is compared with `frame_NNNNN.ply`
+/// of `dir` numbered F − F₀, F₀ the first source's frame. Returns the
+/// indices of the poses that have a frame there, and those frames.
+pub fn reference_frames(
+    dir: &std::path::Path,
+    sources: &[String],
+    vertices: usize,
+) -> Result<(Vec<usize>, Vec<Vec<Vec3>>)> {
+    let frame_of = |s: &str| -> Option<usize> { s.rsplit(':').next()?.parse().ok() };
+    let first = sources.first().and_then(|s| frame_of(s)).unwrap_or(0);
+    let mut indices = Vec::new();
+    let mut frames = Vec::new();
+    for (i, source) in sources.iter().enumerate() {
+        let Some(f) = frame_of(source).filter(|&f| f >= first) else {
+            continue;
+        };
+        let path = dir.join(format!("frame_{:05}.ply", f - first));
+        if !path.is_file() {
+            continue;
+        }
+        let mesh = crate::mesh::ply::read_ply(&path)?.mesh;
+        if mesh.num_vertices() != vertices {
+            return Err(Error::invalid(format!(
+                "{}: {} vertices, the garment has {vertices}",
+                path.display(),
+                mesh.num_vertices()
+            )));
+        }
+        indices.push(i);
+        frames.push(mesh.positions);
+    }
+    if frames.is_empty() {
+        return Err(Error::invalid(format!(
+            "{}: no frame_NNNNN.ply matches the poses",
+            dir.display()
+        )));
+    }
+    Ok((indices, frames))
+}
