@@ -102,6 +102,30 @@ fn data_train_run_eval() {
     assert!(rows[1]["against_drapes"]["mean_mm"].as_f64().unwrap() > 1.0);
     assert!(rows[2]["timing"]["batch1_ms"].as_f64().unwrap() > 0.0);
 
+    // A motion whose skeleton lacks arms is refused with the reason.
+    let armless = dir.path().join("armless.bvh");
+    std::fs::write(
+        &armless,
+        "HIERARCHY\nROOT Hips\n{\n OFFSET 0 90 0\n CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation\n          JOINT Spine\n {\n  OFFSET 0 10 0\n  CHANNELS 3 Zrotation Xrotation Yrotation\n  End Site\n  {\n   OFFSET 0 10 0\n  }\n }\n}\n\
+         MOTION\nFrames: 3\nFrame Time: 0.0333333\n0 90 0 0 0 0 0 0 0\n0 90 0 0 0 0 0 0 0\n0 90 0 0 0 0 0 0 0\n",
+    )
+    .unwrap();
+    let err = fail(
+        senc()
+            .args(["approx", "run", "--config"])
+            .arg(&config)
+            .arg("--model")
+            .arg(&model)
+            .arg("--motion")
+            .arg(&armless)
+            .arg("--out")
+            .arg(dir.path().join("armless")),
+    );
+    assert!(
+        err.contains("armless.bvh") && err.contains("joint map"),
+        "{err}"
+    );
+
     // Another configuration cannot resume this set.
     std::fs::write(&config, CONFIG.replace("every: 100", "every: 50")).unwrap();
     let err = fail(

@@ -414,3 +414,22 @@ fn unmatched_limbs_are_an_error_and_motion_info_reports_the_reading() {
         assert!(out.contains(want), "{want:?} missing from:\n{out}");
     }
 }
+
+/// A one-frame file whose joints all have CMU cgspeed names is read with
+/// the cgspeed map, which skips the T-pose frame: the error says so instead
+/// of claiming the file has no frames.
+#[test]
+fn a_single_frame_skipped_by_the_map_is_explained() {
+    let body = Body::makehuman().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let text = "HIERARCHY\nROOT Hips\n{\n OFFSET 0 90 0\n CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation\n \
+                JOINT Spine\n {\n  OFFSET 0 10 0\n  CHANNELS 3 Zrotation Xrotation Yrotation\n  End Site\n  {\n   OFFSET 0 10 0\n  }\n }\n}\n\
+                MOTION\nFrames: 1\nFrame Time: 0.0333333\n0 90 0 0 0 0 0 0 0\n";
+    let err = load(dir.path(), "one.bvh", text, &body)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("one.bvh") && err.contains("skip_frames"),
+        "{err}"
+    );
+}

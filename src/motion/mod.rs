@@ -157,6 +157,16 @@ impl Motion {
         };
         let mut source = SourceMotion::from_bvh(bvh, map.scale, up);
         source.skip_frames(map.skip_frames);
+        if source.num_frames() == 0 && bvh.num_frames() > 0 {
+            return Err(Error::invalid(format!(
+                "{}: its {} frame(s) are all skipped: the joint map skips the first {} \
+                 (the CMU cgspeed map, chosen because every joint has a cgspeed name, \
+                 skips the T-pose frame); give the file a joint map with skip_frames: 0",
+                path.display(),
+                bvh.num_frames(),
+                map.skip_frames
+            )));
+        }
         let mut motion = Motion::from_source(&source, map, body, path)?;
         let mut notes = vec![
             format!(
