@@ -89,6 +89,7 @@ fn small_config(variant: Variant) -> (ApproxModelConfig, ApproxTrainConfig) {
         learning_rate: 3e-3,
         decay: 0.3,
         decay_every: 50,
+        weight_decay: 0.0,
         seed: 1,
         validation: 0.1,
     };

@@ -125,6 +125,8 @@ pub struct ApproxTrainConfig {
     /// Multiply the learning rate by `decay` every `decay_every` epochs.
     pub decay: f64,
     pub decay_every: usize,
+    /// L2 weight decay added to the gradient (Adam's coupled form; 0 = none).
+    pub weight_decay: f64,
     /// Seed of the initial weights and the batch order.
     pub seed: u64,
     /// Share of the training drapes kept aside to pick the epoch count (0–0.5).
@@ -139,6 +141,7 @@ impl Default for ApproxTrainConfig {
             learning_rate: 1e-3,
             decay: 0.3,
             decay_every: 100,
+            weight_decay: 0.0,
             seed: 0,
             validation: 0.1,
         }
@@ -195,6 +198,7 @@ impl ApproxConfig {
             || t.decay_every == 0
             || !(t.learning_rate.is_finite() && t.learning_rate > 0.0)
             || !(t.decay.is_finite() && t.decay > 0.0)
+            || !(t.weight_decay.is_finite() && t.weight_decay >= 0.0)
             || !(0.0..=0.5).contains(&t.validation)
         {
             return Err(Error::invalid(

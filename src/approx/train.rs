@@ -9,6 +9,7 @@ use std::time::Instant;
 
 use burn::module::{Module, Param};
 use burn::nn::Linear;
+use burn::optim::decay::WeightDecayConfig;
 use burn::optim::{AdamConfig, GradientsParams};
 use burn::tensor::activation::tanh;
 use burn::tensor::{Device, Tensor, TensorData};
@@ -543,7 +544,11 @@ fn fit_network(
         })
         .collect();
     let mut net = Net { layers };
-    let mut optimizer = AdamConfig::new().init();
+    let mut optimizer = AdamConfig::new()
+        .with_weight_decay(
+            (train.weight_decay > 0.0).then(|| WeightDecayConfig::new(train.weight_decay as f32)),
+        )
+        .init();
     let x_rows = to_f32(x_fit);
     let y_rows: Vec<f32> = to_f32(targets)
         .into_iter()
