@@ -13,6 +13,7 @@ use senc::approx::train::{Progress, TrainingSet, burn_batch1_ms, train as train_
 use senc::body::{Body, Pose};
 use senc::eval::drape::{
     DrapeErrors, DrapeEvaluator, Timing, posed_bodies, reference_frames, time_approximator,
+    window_frames,
 };
 use senc::garment::Garment;
 use senc::mesh::write_ply_simple;
@@ -239,7 +240,9 @@ struct EvalArgs {
     json: bool,
     /// Also write every row's frames as DIR/ROW/frame_NNNNN.ply with the
     /// posed body beside them (rows: teacher, lbs, then each model's
-    /// directory name), for `senc render`.
+    /// directory name), for `senc render`; NNNNN counts frames from the
+    /// window's first, as `senc simulate` does (drapes that did not
+    /// converge leave gaps).
     #[arg(long)]
     write: Option<PathBuf>,
 }
@@ -380,6 +383,7 @@ fn eval(args: EvalArgs) -> senc::Result<()> {
     let targets: Vec<Vec<senc::Vec3>> = held.iter().map(|d| d.positions.clone()).collect();
     let bodies = posed_bodies(&body, &poses)?;
     let evaluator = DrapeEvaluator::new(&garment.rest, &config.self_collision)?;
+    let sources: Vec<String> = held.iter().map(|d| d.source.clone()).collect();
     let reference = match &args.reference {
         Some(dir) => {
             let sources: Vec<String> = held.iter().map(|d| d.source.clone()).collect();
@@ -400,19 +404,22 @@ fn eval(args: EvalArgs) -> senc::Result<()> {
         .map(|p| skinning.skin(&body.joint_transforms(p)).0)
         .collect();
     let mut rows = Vec::new();
+    let numbers = window_frames(&sources);
     let write_frames = |name: &str, frames: &[Vec<senc::Vec3>]| -> senc::Result<()> {
         let Some(root) = &args.write else {
             return Ok(());
         };
         let dir = root.join(name);
         std::fs::create_dir_all(&dir).map_err(|e| senc::Error::io(&dir, e))?;
+        // Files numbered by frame of the window, as `senc simulate` numbers them.
         for (i, x) in frames.iter().enumerate() {
+            let n = numbers[i].unwrap_or(i);
             write_ply_simple(
-                &dir.join(format!("frame_{i:05}.ply")),
+                &dir.join(format!("frame_{n:05}.ply")),
                 &garment.rest.with_positions(x.clone()),
             )?;
             let posed = body.mesh.with_positions(bodies[i].positions().to_vec());
-            write_ply_simple(&dir.join(format!("body_{i:05}.ply")), &posed)?;
+            write_ply_simple(&dir.join(format!("body_{n:05}.ply")), &posed)?;
         }
         Ok(())
     };

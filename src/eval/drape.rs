@@ -199,6 +199,20 @@ pub fn posed_bodies(
         .collect()
 }
 
+/// The frame numbers of poses taken from a motion window, counted from the
+/// first: the pose with source `MOTION:F` (`sources[i]`) is frame
+/// F − F₀, F₀ the first source's frame (`None` for a source without a
+/// frame number). Drapes left out for not converging leave gaps, so these,
+/// not the positions in the list, match `senc simulate`'s frame files.
+pub fn window_frames(sources: &[String]) -> Vec<Option<usize>> {
+    let frame_of = |s: &str| -> Option<usize> { s.rsplit(':').next()?.parse().ok() };
+    let first = sources.first().and_then(|s| frame_of(s)).unwrap_or(0);
+    sources
+        .iter()
+        .map(|s| frame_of(s).and_then(|f| f.checked_sub(first)))
+        .collect()
+}
+
 /// `senc simulate` frames of poses taken from a motion window: the pose
 /// with source `MOTION:F` (`sources[i]`) is compared with `frame_NNNNN.ply`
 /// of `dir` numbered F − F₀, F₀ the first source's frame. Returns the
@@ -208,15 +222,13 @@ pub fn reference_frames(
     sources: &[String],
     vertices: usize,
 ) -> Result<(Vec<usize>, Vec<Vec<Vec3>>)> {
-    let frame_of = |s: &str| -> Option<usize> { s.rsplit(':').next()?.parse().ok() };
-    let first = sources.first().and_then(|s| frame_of(s)).unwrap_or(0);
     let mut indices = Vec::new();
     let mut frames = Vec::new();
-    for (i, source) in sources.iter().enumerate() {
-        let Some(f) = frame_of(source).filter(|&f| f >= first) else {
+    for (i, number) in window_frames(sources).into_iter().enumerate() {
+        let Some(number) = number else {
             continue;
         };
-        let path = dir.join(format!("frame_{:05}.ply", f - first));
+        let path = dir.join(format!("frame_{number:05}.ply"));
         if !path.is_file() {
             continue;
         }
