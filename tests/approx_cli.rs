@@ -25,28 +25,23 @@ const CONFIG: &str = r#"(
     train: (validation: 0.0),
 )"#;
 
+/// `senc approx SUB --config CONFIG`.
+fn approx(sub: &str, config: &std::path::Path) -> std::process::Command {
+    let mut command = senc();
+    command.args(["approx", sub, "--config"]).arg(config);
+    command
+}
+
 #[test]
 fn data_train_run_eval() {
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("approx.ron");
     std::fs::write(&config, CONFIG).unwrap();
     let data = dir.path().join("data");
-    let out = succeed(
-        senc()
-            .args(["approx", "data", "--config"])
-            .arg(&config)
-            .arg("--out")
-            .arg(&data),
-    );
+    let out = succeed(approx("data", &config).arg("--out").arg(&data));
     assert!(out.contains("8 training poses, 2 held-out poses"), "{out}");
     assert!(out.contains("done: 10 drapes made"), "{out}");
-    let again = succeed(
-        senc()
-            .args(["approx", "data", "--config"])
-            .arg(&config)
-            .arg("--out")
-            .arg(&data),
-    );
+    let again = succeed(approx("data", &config).arg("--out").arg(&data));
     assert!(
         again.contains("done: 0 drapes made") && again.contains("10 reused"),
         "{again}"
@@ -54,9 +49,7 @@ fn data_train_run_eval() {
 
     let model = dir.path().join("model");
     let out = succeed(
-        senc()
-            .args(["approx", "train", "--config"])
-            .arg(&config)
+        approx("train", &config)
             .arg("--data")
             .arg(&data)
             .arg("--out")
@@ -66,9 +59,7 @@ fn data_train_run_eval() {
 
     let frames = dir.path().join("frames");
     let out = succeed(
-        senc()
-            .args(["approx", "run", "--config"])
-            .arg(&config)
+        approx("run", &config)
             .arg("--model")
             .arg(&model)
             .args([
@@ -87,9 +78,8 @@ fn data_train_run_eval() {
     }
 
     let json = succeed(
-        senc()
-            .args(["approx", "eval", "--json", "--config"])
-            .arg(&config)
+        approx("eval", &config)
+            .arg("--json")
             .arg("--data")
             .arg(&data)
             .arg("--model")
@@ -111,9 +101,7 @@ fn data_train_run_eval() {
     )
     .unwrap();
     let err = fail(
-        senc()
-            .args(["approx", "run", "--config"])
-            .arg(&config)
+        approx("run", &config)
             .arg("--model")
             .arg(&model)
             .arg("--motion")
@@ -128,13 +116,7 @@ fn data_train_run_eval() {
 
     // Another configuration cannot resume this set.
     std::fs::write(&config, CONFIG.replace("every: 100", "every: 50")).unwrap();
-    let err = fail(
-        senc()
-            .args(["approx", "data", "--config"])
-            .arg(&config)
-            .arg("--out")
-            .arg(&data),
-    );
+    let err = fail(approx("data", &config).arg("--out").arg(&data));
     assert!(
         err.contains("set.ron") && err.contains("another configuration"),
         "{err}"

@@ -23,33 +23,10 @@ impl GarmentSkinning<'_> {
     /// LBS positions and the blended rotations A_v, in one pass, serially
     /// (the approximator's per-frame path runs on one core).
     pub fn skin(&self, transforms: &[Isometry3<f64>]) -> (Vec<Vec3>, Vec<Matrix3<f64>>) {
-        let affine: Vec<(Matrix3<f64>, Vec3)> = transforms
-            .iter()
-            .map(|g| {
-                (
-                    g.rotation.to_rotation_matrix().into_inner(),
-                    g.translation.vector,
-                )
-            })
-            .collect();
-        let mut positions = Vec::with_capacity(self.rest.len());
-        let mut blends = Vec::with_capacity(self.rest.len());
-        for (v, x) in self.rest.iter().enumerate() {
-            let mut p = Vec3::zeros();
-            let mut a = Matrix3::zeros();
-            for &(j, w) in self.weights.vertex(v) {
-                let (r, t) = &affine[j];
-                p += w * (r * x + t);
-                a += w * r;
-            }
-            positions.push(p);
-            blends.push(a);
-        }
-        (positions, blends)
+        let affine = affine_parts(transforms);
+        (0..self.rest.len()).map(|v| self.blend(v, &affine)).unzip()
     }
-}
 
-impl GarmentSkinning<'_> {
     /// x_v = LBS_v + A_v r_v in one pass, the residual as f32 triples (the
     /// approximator's output): no intermediate arrays. r = 0 gives
     /// [`GarmentSkinning::skin`]'s positions bit for bit.
@@ -59,31 +36,42 @@ impl GarmentSkinning<'_> {
             3 * self.rest.len(),
             "one residual triple per vertex"
         );
-        let affine: Vec<(Matrix3<f64>, Vec3)> = transforms
-            .iter()
-            .map(|g| {
-                (
-                    g.rotation.to_rotation_matrix().into_inner(),
-                    g.translation.vector,
-                )
-            })
-            .collect();
-        self.rest
-            .iter()
-            .zip(residual.chunks_exact(3))
+        let affine = affine_parts(transforms);
+        residual
+            .chunks_exact(3)
             .enumerate()
-            .map(|(v, (x, r))| {
-                let mut p = Vec3::zeros();
-                let mut a = Matrix3::zeros();
-                for &(j, w) in self.weights.vertex(v) {
-                    let (rot, t) = &affine[j];
-                    p += w * (rot * x + t);
-                    a += w * rot;
-                }
+            .map(|(v, r)| {
+                let (p, a) = self.blend(v, &affine);
                 p + a * Vec3::new(f64::from(r[0]), f64::from(r[1]), f64::from(r[2]))
             })
             .collect()
     }
+
+    /// LBS_v and A_v of vertex `v`.
+    fn blend(&self, v: usize, affine: &[(Matrix3<f64>, Vec3)]) -> (Vec3, Matrix3<f64>) {
+        let x = &self.rest[v];
+        let mut p = Vec3::zeros();
+        let mut a = Matrix3::zeros();
+        for &(j, w) in self.weights.vertex(v) {
+            let (r, t) = &affine[j];
+            p += w * (r * x + t);
+            a += w * r;
+        }
+        (p, a)
+    }
+}
+
+/// Rotation matrix and translation of every transform.
+fn affine_parts(transforms: &[Isometry3<f64>]) -> Vec<(Matrix3<f64>, Vec3)> {
+    transforms
+        .iter()
+        .map(|g| {
+            (
+                g.rotation.to_rotation_matrix().into_inner(),
+                g.translation.vector,
+            )
+        })
+        .collect()
 }
 
 /// x_v = LBS_v + A_v r_v.
