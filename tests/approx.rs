@@ -260,8 +260,10 @@ fn refuses_another_garment_and_damaged_files() {
 #[test]
 fn teacher_drapes_the_tshirt() {
     let body = Body::makehuman().unwrap();
-    let mut config = senc::garment::config::GarmentConfig::default();
-    config.min_triangle_quality = 0.05;
+    let config = senc::garment::config::GarmentConfig {
+        min_triangle_quality: 0.05,
+        ..Default::default()
+    };
     let garment = Garment::from_config(&config, &body).unwrap();
     let mut physics = PhysicsConfig::default();
     physics.friction.mu = 0.0;

@@ -250,12 +250,13 @@ pub fn segments(
     let mut counts = vec![0usize; joints];
     dominant.iter().for_each(|&j| counts[j] += 1);
     for j in (0..joints).rev() {
-        if counts[j] > 0 && counts[j] < min_vertices {
-            if let Some(p) = parents[j] {
-                counts[p] += counts[j];
-                counts[j] = 0;
-                owner[j] = p;
-            }
+        if counts[j] > 0
+            && counts[j] < min_vertices
+            && let Some(p) = parents[j]
+        {
+            counts[p] += counts[j];
+            counts[j] = 0;
+            owner[j] = p;
         }
     }
     let resolve = |mut j: usize| {
@@ -275,6 +276,10 @@ pub fn segments(
     groups.sort_by_key(|(j, _)| *j);
     groups
 }
+
+/// One network to train: its input columns, vertices, hidden widths and
+/// PCA components (0 = none).
+type PartPlan = (Vec<usize>, Vec<usize>, Vec<usize>, usize);
 
 /// Trains a model of `config` on `set` for `garment` on a body of
 /// `parents.len()` joints.
@@ -341,7 +346,7 @@ pub fn train(
     // The parts: (input columns, vertices, hidden widths, PCA components).
     let all_inputs: Vec<usize> = (0..f).collect();
     let all_vertices: Vec<usize> = (0..d / 3).collect();
-    let plan: Vec<(Vec<usize>, Vec<usize>, Vec<usize>, usize)> = match config.variant {
+    let plan: Vec<PartPlan> = match config.variant {
         Variant::Full => vec![(all_inputs, all_vertices, config.hidden.clone(), 0)],
         Variant::Pca => vec![(
             all_inputs,

@@ -76,7 +76,10 @@ impl DrapeEvaluator {
                 targets.len()
             )));
         }
-        let per_frame: Vec<Result<(Vec<f64>, f64, f64, f64, f64)>> = frames
+        // Per frame: vertex distances, mean distance, normal angle,
+        // penetration and C.
+        type FrameErrors = (Vec<f64>, f64, f64, f64, f64);
+        let per_frame: Vec<Result<FrameErrors>> = frames
             .par_iter()
             .zip(targets)
             .enumerate()
