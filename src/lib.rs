@@ -12,6 +12,7 @@
 //! | [`collide`] | exact intersections, Global Intersection Analysis, penetration volume |
 //! | [`physics`] | energies with analytic gradients and the reference implicit solver |
 //! | [`model`] | graphs, features, normalisers and the encode-process-decode network |
+//! | [`posefix`] | pose repair: the pose space (6D joint rotations, limits); its label is `collide::part_collisions` |
 //! | [`approx`] | the drape approximator: static drapes as teacher, LBS plus a network residual from the bone transforms |
 //! | [`train`] | the self-supervised training loop and checkpoints |
 //! | [`sim`] | stepping a garment through a motion with a trained model |
@@ -36,6 +37,7 @@ pub mod mesh;
 pub mod model;
 pub mod motion;
 pub mod physics;
+pub mod posefix;
 pub mod render;
 pub mod ron_file;
 pub mod sim;

@@ -1,0 +1,315 @@
+//! The pose space of pose repair: the rotations of the joints that move in
+//! human motion, each in the continuous 6D representation (Zhou et al.,
+//! CVPR 2019: the first two columns of the rotation matrix; back to a
+//! rotation by Gram–Schmidt), with box bounds per component seen in motion
+//! capture (plus a margin). The root's orientation and translation, the
+//! hip joints' fixed offsets and the fingers are not part of it.
+
+use std::path::Path;
+
+use nalgebra::{Matrix3, Rotation3, UnitQuaternion};
+use serde::{Deserialize, Serialize};
+
+use crate::body::{Pose, Skeleton};
+use crate::{Error, Result, Vec3};
+
+/// Numbers per joint.
+pub const DIMS_PER_JOINT: usize = 6;
+
+/// The 22 joints of the `cmu_mb` rig that move in human motion.
+pub const CMU_MB_POSE_JOINTS: [&str; 22] = [
+    "LowerBack",
+    "Spine",
+    "Spine1",
+    "Neck",
+    "Neck1",
+    "Head",
+    "LeftShoulder",
+    "LeftArm",
+    "LeftForeArm",
+    "LeftHand",
+    "RightShoulder",
+    "RightArm",
+    "RightForeArm",
+    "RightHand",
+    "LeftUpLeg",
+    "LeftLeg",
+    "LeftFoot",
+    "LeftToeBase",
+    "RightUpLeg",
+    "RightLeg",
+    "RightFoot",
+    "RightToeBase",
+];
+
+/// The 6D representation of a rotation: its matrix's first two columns.
+pub fn rotation_to_6d(q: &UnitQuaternion<f64>) -> [f64; 6] {
+    let m = q.to_rotation_matrix().into_inner();
+    [
+        m[(0, 0)],
+        m[(1, 0)],
+        m[(2, 0)],
+        m[(0, 1)],
+        m[(1, 1)],
+        m[(2, 1)],
+    ]
+}
+
+/// The rotation of a 6D vector (a, b): e₁ = a/|a|, e₂ = the part of b
+/// orthogonal to e₁, normalised, e₃ = e₁ × e₂; `None` when a is zero or b
+/// parallel to it (or not finite).
+pub fn rotation_from_6d(v: &[f64]) -> Option<UnitQuaternion<f64>> {
+    let a = Vec3::new(v[0], v[1], v[2]);
+    let b = Vec3::new(v[3], v[4], v[5]);
+    let e1 = a.try_normalize(1e-12)?;
+    let e2 = (b - e1 * e1.dot(&b)).try_normalize(1e-12)?;
+    let e3 = e1.cross(&e2);
+    let m = Matrix3::from_columns(&[e1, e2, e3]);
+    m.iter()
+        .all(|c| c.is_finite())
+        .then(|| UnitQuaternion::from_rotation_matrix(&Rotation3::from_matrix_unchecked(m)))
+}
+
+/// Which joints form the pose space.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PoseSpace {
+    /// Skeleton indices of the joints, in order.
+    pub joints: Vec<usize>,
+    /// Their names.
+    pub names: Vec<String>,
+}
+
+impl PoseSpace {
+    /// The joints named `names` of `skeleton`; an unknown name is an error.
+    pub fn new(skeleton: &Skeleton, names: &[&str]) -> Result<PoseSpace> {
+        let joints = names
+            .iter()
+            .map(|n| {
+                skeleton.index_of(n).ok_or_else(|| {
+                    Error::invalid(format!("pose space: the skeleton has no joint {n:?}"))
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(PoseSpace {
+            joints,
+            names: names.iter().map(|n| n.to_string()).collect(),
+        })
+    }
+
+    /// The 22 moving joints of the `cmu_mb` rig ([`CMU_MB_POSE_JOINTS`]).
+    pub fn cmu_mb(skeleton: &Skeleton) -> Result<PoseSpace> {
+        PoseSpace::new(skeleton, &CMU_MB_POSE_JOINTS)
+    }
+
+    /// Dimension of the space (6 per joint).
+    pub fn dims(&self) -> usize {
+        DIMS_PER_JOINT * self.joints.len()
+    }
+
+    /// θ of a pose; an error for a pose of another skeleton size or with a
+    /// non-finite number.
+    pub fn encode(&self, pose: &Pose) -> Result<Vec<f64>> {
+        if !pose.is_finite() {
+            return Err(Error::invalid(
+                "pose space: the pose has a non-finite number",
+            ));
+        }
+        let n = pose.local_rotations.len();
+        if let Some(&j) = self.joints.iter().find(|&&j| j >= n) {
+            return Err(Error::invalid(format!(
+                "pose space: joint {j} is outside a pose of {n} joints"
+            )));
+        }
+        Ok(self
+            .joints
+            .iter()
+            .flat_map(|&j| rotation_to_6d(&pose.local_rotations[j]))
+            .collect())
+    }
+
+    /// The pose with the space's joints set from θ and everything else
+    /// (root, fingers) from `base`; an error for a θ of the wrong length or
+    /// a degenerate 6D vector.
+    pub fn decode(&self, theta: &[f64], base: &Pose) -> Result<Pose> {
+        if theta.len() != self.dims() {
+            return Err(Error::invalid(format!(
+                "pose space: θ has {} numbers, the space {}",
+                theta.len(),
+                self.dims()
+            )));
+        }
+        let mut pose = base.clone();
+        for (k, &j) in self.joints.iter().enumerate() {
+            let v = &theta[DIMS_PER_JOINT * k..DIMS_PER_JOINT * (k + 1)];
+            pose.local_rotations[j] = rotation_from_6d(v).ok_or_else(|| {
+                Error::invalid(format!(
+                    "pose space: the 6D rotation of {} is degenerate: {v:?}",
+                    self.names[k]
+                ))
+            })?;
+        }
+        Ok(pose)
+    }
+}
+
+/// Box bounds on θ: per joint, the lower and upper value of each of its six
+/// numbers (`posefix_limits.ron`; written by [`JointLimits::from_poses`],
+/// editable).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JointLimits {
+    /// (joint name, lower, upper), in the space's joint order.
+    pub joints: Vec<(String, [f64; 6], [f64; 6])>,
+}
+
+impl JointLimits {
+    /// The range of every component over `poses`, widened by `margin` on
+    /// both sides and clipped to [−1, 1] (entries of a rotation matrix).
+    pub fn from_poses(space: &PoseSpace, poses: &[Pose], margin: f64) -> Result<JointLimits> {
+        let mut lower = vec![f64::INFINITY; space.dims()];
+        let mut upper = vec![f64::NEG_INFINITY; space.dims()];
+        for pose in poses {
+            for (i, v) in space.encode(pose)?.into_iter().enumerate() {
+                lower[i] = lower[i].min(v);
+                upper[i] = upper[i].max(v);
+            }
+        }
+        if poses.is_empty() {
+            return Err(Error::invalid("joint limits: no pose to take them from"));
+        }
+        let joints = space
+            .names
+            .iter()
+            .enumerate()
+            .map(|(k, name)| {
+                let range = DIMS_PER_JOINT * k..DIMS_PER_JOINT * (k + 1);
+                let lo: [f64; 6] =
+                    std::array::from_fn(|c| (lower[range.start + c] - margin).max(-1.0));
+                let hi: [f64; 6] =
+                    std::array::from_fn(|c| (upper[range.start + c] + margin).min(1.0));
+                (name.clone(), lo, hi)
+            })
+            .collect();
+        Ok(JointLimits { joints })
+    }
+
+    /// Reads limits for `space` from a RON file: every joint of the space,
+    /// in its order, lower ≤ upper; anything else is an error naming the
+    /// file and the joint.
+    pub fn read(path: &Path, space: &PoseSpace) -> Result<JointLimits> {
+        let limits: JointLimits = crate::ron_file::read_ron(path)?;
+        let bad = |what: String| Error::Config {
+            path: path.to_path_buf(),
+            what,
+        };
+        for (name, lo, hi) in &limits.joints {
+            if !space.names.contains(name) {
+                return Err(bad(format!(
+                    "joint {name:?} is not in the pose space ({})",
+                    space.names.join(", ")
+                )));
+            }
+            if lo
+                .iter()
+                .zip(hi)
+                .any(|(l, h)| !(l.is_finite() && h.is_finite() && l <= h))
+            {
+                return Err(bad(format!(
+                    "joint {name:?}: lower must be ≤ upper, both finite"
+                )));
+            }
+        }
+        let names: Vec<&String> = limits.joints.iter().map(|(n, _, _)| n).collect();
+        if names.len() != space.names.len() || names.iter().zip(&space.names).any(|(a, b)| *a != b)
+        {
+            return Err(bad(format!(
+                "the joints must be exactly the pose space's, in order: {}",
+                space.names.join(", ")
+            )));
+        }
+        Ok(limits)
+    }
+
+    /// Lower and upper bounds as flat vectors over θ.
+    pub fn bounds(&self) -> (Vec<f64>, Vec<f64>) {
+        let lower = self.joints.iter().flat_map(|(_, l, _)| *l).collect();
+        let upper = self.joints.iter().flat_map(|(_, _, h)| *h).collect();
+        (lower, upper)
+    }
+
+    /// Whether θ lies inside the box.
+    pub fn contains(&self, theta: &[f64]) -> bool {
+        let (lower, upper) = self.bounds();
+        theta
+            .iter()
+            .zip(lower.iter().zip(&upper))
+            .all(|(v, (l, h))| l <= v && v <= h)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::body::Body;
+    use rand::SeedableRng;
+    use rand_chacha::ChaCha8Rng;
+
+    #[test]
+    fn six_d_round_trips_and_rejects_degenerate_vectors() {
+        let mut rng = ChaCha8Rng::seed_from_u64(9);
+        let body = Body::makehuman().unwrap();
+        let pose = crate::approx::poses::noisy(&body.rest_pose(), 1.0, &mut rng);
+        let space = PoseSpace::cmu_mb(&body.skeleton).unwrap();
+        assert_eq!(space.dims(), 132);
+        let theta = space.encode(&pose).unwrap();
+        let back = space.decode(&theta, &body.rest_pose()).unwrap();
+        for &j in &space.joints {
+            assert!(back.local_rotations[j].angle_to(&pose.local_rotations[j]) < 1e-12);
+        }
+        // Joints outside the space come from the base pose.
+        let finger = body.skeleton.index_of("LeftHandFinger1").unwrap();
+        assert_eq!(back.local_rotations[finger], UnitQuaternion::identity());
+        assert_eq!(
+            rotation_to_6d(&UnitQuaternion::identity()),
+            [1.0, 0.0, 0.0, 0.0, 1.0, 0.0]
+        );
+        // Scaled and skewed 6D vectors still give a rotation.
+        let q = rotation_from_6d(&[2.0, 0.0, 0.0, 0.5, 3.0, 0.0]).unwrap();
+        assert!(q.angle() < 1e-12);
+        assert!(rotation_from_6d(&[0.0; 6]).is_none());
+        assert!(rotation_from_6d(&[1.0, 0.0, 0.0, 2.0, 0.0, 0.0]).is_none());
+        let mut bad = pose.clone();
+        bad.local_rotations[3] =
+            UnitQuaternion::new_unchecked(nalgebra::Quaternion::new(f64::NAN, 0.0, 0.0, 0.0));
+        assert!(space.encode(&bad).is_err());
+        assert!(space.decode(&theta[..12], &body.rest_pose()).is_err());
+        assert!(PoseSpace::new(&body.skeleton, &["Tail"]).is_err());
+    }
+
+    #[test]
+    fn limits_hold_their_poses_and_files_are_checked() {
+        let body = Body::makehuman().unwrap();
+        let space = PoseSpace::cmu_mb(&body.skeleton).unwrap();
+        let mut rng = ChaCha8Rng::seed_from_u64(1);
+        let poses: Vec<Pose> = (0..20)
+            .map(|_| crate::approx::poses::noisy(&body.rest_pose(), 0.3, &mut rng))
+            .collect();
+        let limits = JointLimits::from_poses(&space, &poses, 0.05).unwrap();
+        for pose in &poses {
+            assert!(limits.contains(&space.encode(pose).unwrap()));
+        }
+        let far = crate::approx::poses::noisy(&body.rest_pose(), 2.0, &mut rng);
+        assert!(!limits.contains(&space.encode(&far).unwrap()));
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("limits.ron");
+        let text = ron::ser::to_string(&limits).unwrap();
+        std::fs::write(&path, &text).unwrap();
+        assert_eq!(JointLimits::read(&path, &space).unwrap(), limits);
+        std::fs::write(&path, text.replace("\"LeftArm\"", "\"LeftWing\"")).unwrap();
+        let err = JointLimits::read(&path, &space).unwrap_err().to_string();
+        assert!(
+            err.contains("LeftWing") && err.contains("limits.ron"),
+            "{err}"
+        );
+    }
+}
