@@ -94,3 +94,37 @@ fn the_excluded_thigh_pair_is_never_reported() {
         "the crossed thighs do not intersect: the test pose is wrong"
     );
 }
+
+/// `senc posefix check` on CMU 01_03 frames 190–191 (feet pressed together
+/// there) names the pair and writes the bodies with the colliding faces.
+#[test]
+fn posefix_check_lists_the_colliding_parts() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_senc"))
+        .args([
+            "posefix", "check", "--motion", "01_03", "--frames", "190:192", "--out",
+        ])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("frame 190: LeftFootPart–RightFootPart"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("2 of 2 frames collide"), "{stdout}");
+    let body = senc::mesh::ply::read_ply(&dir.path().join("body_00191.ply")).unwrap();
+    let red = body
+        .extras
+        .face_colors
+        .unwrap()
+        .iter()
+        .filter(|c| **c == [220, 30, 30])
+        .count();
+    assert!(red > 0);
+}

@@ -11,6 +11,7 @@ mod garment;
 mod motion;
 mod motion_args;
 mod plot;
+mod posefix;
 mod render;
 mod rollout;
 mod simulate;
@@ -54,6 +55,9 @@ enum Command {
     Body(body::Args),
     /// What a motion file holds and how it will be read: `senc motion info FILE`.
     Motion(motion::Args),
+    /// Pose repair: `senc posefix check` labels each frame of a motion
+    /// with the body parts that pass through each other.
+    Posefix(posefix::Args),
     /// Fast drape approximation (Bailey et al. 2018): skinning plus a small
     /// network from the bone transforms, trained on the solver's static drapes.
     Approx(approx::Args),
@@ -79,6 +83,7 @@ impl Cli {
             Command::Body(args) => body::run(args),
             Command::Motion(args) => motion::run(args),
             Command::Approx(args) => approx::run(args),
+            Command::Posefix(args) => posefix::run(args),
             Command::Render(args) => render::run(args),
             Command::Plot(args) => plot::run(args),
         }

@@ -3,4 +3,5 @@
 //! the exact label it learns from is [`crate::collide::part_collisions`]
 //! over [`crate::body::BodyParts`].
 
+pub mod label;
 pub mod space;

@@ -1,0 +1,81 @@
+//! The exact self-collision label of a posed body: which faces of parts
+//! that may not touch pass through each other ([`part_collisions`] over
+//! [`BodyParts`]), and which part pairs those are.
+
+use crate::body::{Body, BodyParts, PartMap, Pose};
+use crate::collide::part_collisions::part_collisions;
+use crate::{Error, Result};
+
+/// What the label found in one pose.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Label {
+    /// Colliding face pairs (ascending; one when only the first was asked for).
+    pub faces: Vec<[u32; 2]>,
+    /// The part pairs of those faces (names, each pair once, sorted).
+    pub parts: Vec<(String, String)>,
+}
+
+impl Label {
+    /// Whether the pose collides.
+    pub fn collides(&self) -> bool {
+        !self.faces.is_empty()
+    }
+}
+
+/// The label of poses of one body.
+pub struct SelfCollisionLabel<'a> {
+    body: &'a Body,
+    parts: BodyParts,
+}
+
+impl<'a> SelfCollisionLabel<'a> {
+    /// The label of `body` with the part map `map`.
+    pub fn new(body: &'a Body, map: &PartMap) -> Result<Self> {
+        Ok(SelfCollisionLabel {
+            body,
+            parts: BodyParts::new(body, map)?,
+        })
+    }
+
+    /// The body's parts.
+    pub fn parts(&self) -> &BodyParts {
+        &self.parts
+    }
+
+    /// The label of `pose` (all colliding pairs, or only the first found).
+    pub fn label(&self, pose: &Pose, first_only: bool) -> Result<Label> {
+        if !pose.is_finite() || pose.local_rotations.len() != self.body.skeleton.len() {
+            return Err(Error::invalid(format!(
+                "self-collision label: the pose has {} rotations for {} joints, or a non-finite number",
+                pose.local_rotations.len(),
+                self.body.skeleton.len()
+            )));
+        }
+        let x = self.body.posed_vertices(pose);
+        let parts = &self.parts;
+        let faces = part_collisions(
+            &x,
+            &self.body.mesh.faces,
+            &parts.face_part,
+            |a, b| parts.may_collide(a, b),
+            first_only,
+        );
+        let mut pairs: Vec<(String, String)> = faces
+            .iter()
+            .map(|p| {
+                let (a, b) = (
+                    parts.face_part[p[0] as usize],
+                    parts.face_part[p[1] as usize],
+                );
+                let (a, b) = (a.min(b), a.max(b));
+                (parts.names[a].clone(), parts.names[b].clone())
+            })
+            .collect();
+        pairs.sort();
+        pairs.dedup();
+        Ok(Label {
+            faces,
+            parts: pairs,
+        })
+    }
+}
