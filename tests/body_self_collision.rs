@@ -128,3 +128,29 @@ fn posefix_check_lists_the_colliding_parts() {
         .count();
     assert!(red > 0);
 }
+
+/// `senc posefix limits` bounds every frame it was given, and reads back.
+#[test]
+fn posefix_limits_hold_the_motion() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("limits.ron");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_senc"))
+        .args([
+            "posefix", "limits", "--motion", "01_01", "--margin", "0.05", "--out",
+        ])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let body = Body::makehuman().unwrap();
+    let space = senc::posefix::space::PoseSpace::cmu_mb(&body.skeleton).unwrap();
+    let limits = senc::posefix::space::JointLimits::read(&path, &space).unwrap();
+    let motion = senc::motion::Motion::load(std::path::Path::new("01_01"), &body).unwrap();
+    for pose in &motion.frames {
+        assert!(limits.contains(&space.encode(pose).unwrap()));
+    }
+}

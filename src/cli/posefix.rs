@@ -1,11 +1,13 @@
 //! `senc posefix`: pose repair. So far: `check`, the exact self-collision
-//! label of every frame of a motion.
+//! label of every frame of a motion, and `limits`, the pose space's joint
+//! limits from motion capture.
 
 use std::path::PathBuf;
 
 use senc::body::{Body, PartMap};
 use senc::mesh::ply::{PlyExtras, PlyFormat, write_ply};
 use senc::posefix::label::SelfCollisionLabel;
+use senc::posefix::space::{JointLimits, PoseSpace};
 
 use super::motion_args::MotionArgs;
 
@@ -21,6 +23,22 @@ enum Command {
     /// The exact self-collision label of each frame: which body parts that
     /// may not touch pass through each other.
     Check(CheckArgs),
+    /// Joint limits of the pose space: the range of every 6D component over
+    /// the frames of the given motions plus a margin, written as RON.
+    Limits(LimitsArgs),
+}
+
+#[derive(clap::Args, Debug)]
+struct LimitsArgs {
+    /// Motions whose frames bound the space (built-in clips, BVH, npz).
+    #[arg(long, num_args = 1.., default_values = ["01_01", "01_03"])]
+    motion: Vec<PathBuf>,
+    /// Widening of every bound (6D components are rotation-matrix entries).
+    #[arg(long, default_value_t = 0.1)]
+    margin: f64,
+    /// Output RON file.
+    #[arg(long)]
+    out: PathBuf,
 }
 
 #[derive(clap::Args, Debug)]
@@ -36,6 +54,7 @@ struct CheckArgs {
 pub fn run(args: Args) -> senc::Result<()> {
     match args.command {
         Command::Check(args) => check(args),
+        Command::Limits(args) => limits(args),
     }
 }
 
@@ -78,6 +97,33 @@ fn check(args: CheckArgs) -> senc::Result<()> {
         "done: {colliding} of {} frames collide ({:.0} labels/s)",
         motion.len(),
         motion.len() as f64 / start.elapsed().as_secs_f64().max(1e-9)
+    );
+    Ok(())
+}
+
+fn limits(args: LimitsArgs) -> senc::Result<()> {
+    if !(args.margin.is_finite() && args.margin >= 0.0) {
+        return Err(senc::Error::invalid(format!(
+            "--margin {} must be >= 0",
+            args.margin
+        )));
+    }
+    let body = Body::makehuman()?;
+    let space = PoseSpace::cmu_mb(&body.skeleton)?;
+    let mut poses = Vec::new();
+    for path in &args.motion {
+        poses.extend(super::motion_args::load_motion(path, &body)?.frames);
+    }
+    let limits = JointLimits::from_poses(&space, &poses, args.margin)?;
+    let text = ron::ser::to_string_pretty(&limits, ron::ser::PrettyConfig::default())
+        .map_err(|e| senc::Error::invalid(format!("cannot serialise the limits: {e}")))?;
+    senc::atomic_file::write_bytes_atomic(&args.out, text.as_bytes())?;
+    println!(
+        "done: limits of {} joints from {} frames (margin {}) -> {}",
+        space.names.len(),
+        poses.len(),
+        args.margin,
+        args.out.display()
     );
     Ok(())
 }
