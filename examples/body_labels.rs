@@ -3,16 +3,16 @@
 //!
 //! cargo run --release --example body_labels -- [MOTION] [--all-pairs]
 //!
-//! Prints the colliding frames, the part pairs involved and labels per
-//! second (docs/BENCHMARKS.md, "Body self-collision label").
+//! Prints the part pairs with the number of frames they collide in, and
+//! labels per second (docs/BENCHMARKS.md, "Body self-collision label").
 
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Instant;
 
-use senc::body::{Body, BodyParts, PartMap};
-use senc::collide::part_collisions::part_collisions;
+use senc::body::{Body, PartMap};
 use senc::motion::Motion;
+use senc::posefix::label::{Label, SelfCollisionLabel};
 
 fn main() -> senc::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -22,47 +22,19 @@ fn main() -> senc::Result<()> {
         .find(|a| !a.starts_with("--"))
         .map_or("01_03", String::as_str);
     let body = Body::makehuman()?;
-    let parts = BodyParts::new(&body, &PartMap::cmu_mb()?)?;
+    let label = SelfCollisionLabel::new(&body, &PartMap::cmu_mb()?)?;
     let motion = Motion::load(Path::new(name), &body)?;
-    let poses: Vec<Vec<senc::Vec3>> = motion
+    let start = Instant::now();
+    let labels: Vec<Label> = motion
         .frames
         .iter()
-        .map(|p| body.posed_vertices(p))
-        .collect();
-    let start = Instant::now();
-    let labels: Vec<Vec<[u32; 2]>> = poses
-        .iter()
-        .map(|x| {
-            part_collisions(
-                x,
-                &body.mesh.faces,
-                &parts.face_part,
-                |a, b| parts.may_collide(a, b),
-                !all_pairs,
-            )
-        })
-        .collect();
+        .map(|pose| label.label(pose, !all_pairs))
+        .collect::<senc::Result<_>>()?;
     let seconds = start.elapsed().as_secs_f64();
     let mut pairs: BTreeMap<(String, String), usize> = BTreeMap::new();
-    let colliding: Vec<usize> = (0..labels.len())
-        .filter(|&f| !labels[f].is_empty())
-        .collect();
-    for label in &labels {
-        let mut seen: Vec<(String, String)> = label
-            .iter()
-            .map(|p| {
-                let (a, b) = (
-                    parts.face_part[p[0] as usize],
-                    parts.face_part[p[1] as usize],
-                );
-                let (a, b) = (a.min(b), a.max(b));
-                (parts.names[a].clone(), parts.names[b].clone())
-            })
-            .collect();
-        seen.sort();
-        seen.dedup();
-        for pair in seen {
-            *pairs.entry(pair).or_default() += 1;
+    for found in &labels {
+        for pair in &found.parts {
+            *pairs.entry(pair.clone()).or_default() += 1;
         }
     }
     println!("part pairs (frames):");
@@ -71,7 +43,7 @@ fn main() -> senc::Result<()> {
     }
     println!(
         "{name}: {} of {} frames collide; {:.1} labels/s ({} per frame, {} threads)",
-        colliding.len(),
+        labels.iter().filter(|l| l.collides()).count(),
         labels.len(),
         labels.len() as f64 / seconds,
         if all_pairs {
