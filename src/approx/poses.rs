@@ -168,6 +168,49 @@ pub fn sample_poses(
     samples
 }
 
+/// The frames `clip` selects from the motion `load` reads, with their
+/// indices in the motion.
+fn clip_frames(
+    clip: &super::config::Clip,
+    load: &dyn Fn(&std::path::Path) -> Result<crate::motion::Motion>,
+) -> Result<Vec<(usize, Pose)>> {
+    let motion = load(std::path::Path::new(&clip.motion))?;
+    let range: crate::motion::FrameRange = clip.frames.parse()?;
+    let frames = range.resolve(motion.len())?;
+    Ok(frames.map(|f| (f, motion.frames[f].clone())).collect())
+}
+
+/// The training and held-out samples of a configuration's `poses`
+/// section on `body`, motions read by `load` (a caller that prints
+/// warnings passes its own reader).
+pub fn config_samples(
+    config: &super::ApproxConfig,
+    body: &crate::body::Body,
+    load: &dyn Fn(&std::path::Path) -> Result<crate::motion::Motion>,
+) -> Result<(Vec<PoseSample>, Vec<PoseSample>)> {
+    let p = &config.poses;
+    let clips = p
+        .motions
+        .iter()
+        .map(|clip| Ok((clip.motion.clone(), clip_frames(clip, load)?)))
+        .collect::<Result<Vec<_>>>()?;
+    let mirror = p
+        .mirror
+        .then(|| JointMirror::new(&body.skeleton))
+        .transpose()?;
+    let train = sample_poses(
+        &clips,
+        p.every,
+        mirror.as_ref(),
+        p.noisy_copies,
+        p.noise,
+        p.seed,
+    );
+    let held = vec![(p.held_out.motion.clone(), clip_frames(&p.held_out, load)?)];
+    let held_out = sample_poses(&held, 1, None, 0, 0.0, 0);
+    Ok((train, held_out))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -83,6 +83,34 @@ pub struct SetManifest {
     pub held_out: usize,
 }
 
+/// The two parts of a drape set.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SetPart {
+    Train,
+    HeldOut,
+}
+
+impl SetPart {
+    /// The subdirectory of the part.
+    pub fn dir_name(self) -> &'static str {
+        match self {
+            SetPart::Train => "train",
+            SetPart::HeldOut => "held_out",
+        }
+    }
+}
+
+/// Reads every drape of one part of the set in `dir`, as many as its
+/// `set.ron` says (an unfinished set is an error telling to resume it).
+pub fn read_set(dir: &Path, part: SetPart) -> Result<Vec<StoredDrape>> {
+    let manifest: SetManifest = crate::ron_file::read_ron(&dir.join("set.ron"))?;
+    let count = match part {
+        SetPart::Train => manifest.train,
+        SetPart::HeldOut => manifest.held_out,
+    };
+    super::drapes::read_drapes(&dir.join(part.dir_name()), count)
+}
+
 /// Totals of one [`make_drapes`] call.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct MakeSummary {

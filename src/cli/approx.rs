@@ -1,14 +1,14 @@
 //! `senc approx`: the fast drape approximator (Bailey et al. 2018) — make
 //! the teacher's drapes, train, run and evaluate.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressStyle};
-use senc::approx::config::{ApproxConfig, Clip, Variant};
+use senc::approx::config::{ApproxConfig, Variant};
 use senc::approx::model::{Approximator, load as load_model, save as save_model};
-use senc::approx::poses::{JointMirror, PoseSample, sample_poses};
-use senc::approx::teacher::{SetManifest, Teacher, make_drapes};
+use senc::approx::poses::config_samples;
+use senc::approx::teacher::{SetManifest, SetPart, Teacher, make_drapes, read_set};
 use senc::approx::train::{Progress, TrainingSet, burn_batch1_ms, train as train_approximator};
 use senc::body::{Body, Pose};
 use senc::eval::drape::{
@@ -17,7 +17,6 @@ use senc::eval::drape::{
 };
 use senc::garment::Garment;
 use senc::mesh::write_ply_simple;
-use senc::motion::FrameRange;
 use senc::ron_file::read_ron;
 
 use super::motion_args::load_motion;
@@ -34,7 +33,7 @@ enum Command {
     /// Drape the configured poses with the reference solver (static
     /// equilibrium), in parallel, resumably: DIR/train and DIR/held_out.
     Data(DataArgs),
-    /// Fit an approximator (variant full, pca or linear) to a drape set.
+    /// Fit an approximator (variant full, pca, linear or segmented) to a drape set.
     Train(TrainArgs),
     /// Approximate the drape along a motion: one PLY per frame.
     Run(RunArgs),
@@ -62,39 +61,6 @@ pub fn run(args: Args) -> senc::Result<()> {
     }
 }
 
-/// The frames `clip` selects, with their indices in the motion.
-fn clip_frames(clip: &Clip, body: &Body) -> senc::Result<Vec<(usize, Pose)>> {
-    let motion = load_motion(Path::new(&clip.motion), body)?;
-    let range: FrameRange = clip.frames.parse()?;
-    let frames = range.resolve(motion.len())?;
-    Ok(frames.map(|f| (f, motion.frames[f].clone())).collect())
-}
-
-/// The training and held-out samples of a configuration.
-fn samples(config: &ApproxConfig, body: &Body) -> senc::Result<(Vec<PoseSample>, Vec<PoseSample>)> {
-    let p = &config.poses;
-    let clips = p
-        .motions
-        .iter()
-        .map(|clip| Ok((clip.motion.clone(), clip_frames(clip, body)?)))
-        .collect::<senc::Result<Vec<_>>>()?;
-    let mirror = p
-        .mirror
-        .then(|| JointMirror::new(&body.skeleton))
-        .transpose()?;
-    let train = sample_poses(
-        &clips,
-        p.every,
-        mirror.as_ref(),
-        p.noisy_copies,
-        p.noise,
-        p.seed,
-    );
-    let held = vec![(p.held_out.motion.clone(), clip_frames(&p.held_out, body)?)];
-    let held_out = sample_poses(&held, 1, None, 0, 0.0, 0);
-    Ok((train, held_out))
-}
-
 fn bar(total: usize, what: &str) -> ProgressBar {
     let bar = ProgressBar::new(total as u64);
     bar.set_style(
@@ -109,7 +75,7 @@ fn data(args: DataArgs) -> senc::Result<()> {
     let config = ApproxConfig::read(&args.config)?;
     let body = Body::makehuman()?;
     let garment = Garment::from_config(&config.garment, &body)?;
-    let (train, held_out) = samples(&config, &body)?;
+    let (train, held_out) = config_samples(&config, &body, &|path| load_motion(path, &body))?;
     let recipe = ron::ser::to_string(&(
         &config.garment,
         &config.physics,
@@ -150,7 +116,8 @@ fn data(args: DataArgs) -> senc::Result<()> {
     );
     let start = Instant::now();
     let mut totals = (0, 0, 0, 0.0);
-    for (part, samples) in [("train", &train), ("held_out", &held_out)] {
+    for (part, samples) in [(SetPart::Train, &train), (SetPart::HeldOut, &held_out)] {
+        let part = part.dir_name();
         let progress = bar(samples.len(), part);
         let summary = make_drapes(&teacher, samples, &args.out.join(part), &|done| {
             progress.set_position(done as u64)
@@ -247,17 +214,6 @@ struct EvalArgs {
     write: Option<PathBuf>,
 }
 
-/// Reads the training or held-out drapes of a set, checking its manifest.
-fn read_set(data: &Path, part: &str) -> senc::Result<Vec<senc::approx::drapes::StoredDrape>> {
-    let manifest: SetManifest = read_ron(&data.join("set.ron"))?;
-    let count = if part == "train" {
-        manifest.train
-    } else {
-        manifest.held_out
-    };
-    senc::approx::drapes::read_drapes(&data.join(part), count)
-}
-
 fn train(args: TrainArgs) -> senc::Result<()> {
     let mut config = ApproxConfig::read(&args.config)?;
     if let Some(v) = &args.variant {
@@ -278,7 +234,7 @@ fn train(args: TrainArgs) -> senc::Result<()> {
     }
     let body = Body::makehuman()?;
     let garment = Garment::from_config(&config.garment, &body)?;
-    let mut drapes = read_set(&args.data, "train")?;
+    let mut drapes = read_set(&args.data, SetPart::Train)?;
     if let Some(limit) = args.limit {
         drapes = senc::approx::drapes::subset(drapes, limit, config.train.seed);
     }
@@ -377,7 +333,7 @@ fn eval(args: EvalArgs) -> senc::Result<()> {
     let config = ApproxConfig::read(&args.config)?;
     let body = Body::makehuman()?;
     let garment = Garment::from_config(&config.garment, &body)?;
-    let held = read_set(&args.data, "held_out")?;
+    let held = read_set(&args.data, SetPart::HeldOut)?;
     let held: Vec<_> = held.into_iter().filter(|d| d.converged).collect();
     let poses: Vec<Pose> = held.iter().map(|d| d.pose.clone()).collect();
     let targets: Vec<Vec<senc::Vec3>> = held.iter().map(|d| d.positions.clone()).collect();
