@@ -18,6 +18,10 @@ pub const WEIGHTS_CMU_MB_JSON: &str = include_str!("../data/body/weights.cmu_mb.
 /// [`crate::body::PartMap`]).
 pub const PARTS_CMU_MB_RON: &str = include_str!("../data/body/parts.cmu_mb.ron");
 
+/// The pose-repair benchmark recipe (colliding poses of CMU 01_03, see
+/// [`crate::posefix::benchmark`]).
+pub const POSEFIX_BENCHMARK_RON: &str = include_str!("../data/posefix/benchmark_01_03.ron");
+
 /// CMU motion capture subject 01, trial 01 (cgspeed BVH conversion, 120 fps).
 pub const MOTION_01_01_BVH: &str = include_str!("../data/motion/01_01.bvh");
 

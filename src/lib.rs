@@ -42,6 +42,7 @@ pub mod render;
 pub mod ron_file;
 pub mod sim;
 pub mod train;
+pub mod weight_file;
 
 pub use error::{Error, Result};
 

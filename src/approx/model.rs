@@ -22,6 +22,7 @@ use crate::atomic_file::write_bytes_atomic;
 use crate::body::{Body, Pose};
 use crate::garment::Garment;
 use crate::ron_file::read_ron;
+use crate::weight_file::WeightArrays;
 use crate::{Error, Result, Vec3};
 
 /// One dense layer: y = x W + b, W stored input-major (`inputs × outputs`).
@@ -302,36 +303,25 @@ impl<'a> Approximator<'a> {
 
 // ---- storage ----
 
-fn push_array(bytes: &mut Vec<u8>, name: &str, values: &[f32]) {
-    bytes.extend_from_slice(&(name.len() as u32).to_le_bytes());
-    bytes.extend_from_slice(name.as_bytes());
-    bytes.extend_from_slice(&(values.len() as u64).to_le_bytes());
-    values
-        .iter()
-        .for_each(|v| bytes.extend_from_slice(&v.to_le_bytes()));
-}
+const MAGIC: &[u8; 8] = b"SENCAPX1";
 
 /// Writes `model.ron` and `weights.bin` into `dir`.
 pub fn save(dir: &Path, model: &ApproxModel) -> Result<()> {
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-    let mut bytes = b"SENCAPX1".to_vec();
-    push_array(&mut bytes, "input_mean", &model.input_mean);
-    push_array(&mut bytes, "input_scale", &model.input_scale);
+    let mut arrays = WeightArrays::new();
+    arrays.push("input_mean", &model.input_mean);
+    arrays.push("input_scale", &model.input_scale);
     for (p, part) in model.parts.iter().enumerate() {
         for (l, layer) in part.layers.iter().enumerate() {
-            push_array(
-                &mut bytes,
-                &format!("part{p}.layer{l}.weight"),
-                &layer.weight,
-            );
-            push_array(&mut bytes, &format!("part{p}.layer{l}.bias"), &layer.bias);
+            arrays.push(&format!("part{p}.layer{l}.weight"), &layer.weight);
+            arrays.push(&format!("part{p}.layer{l}.bias"), &layer.bias);
         }
         if let Some(basis) = &part.basis {
-            push_array(&mut bytes, &format!("part{p}.basis"), basis);
+            arrays.push(&format!("part{p}.basis"), basis);
         }
     }
-    push_array(&mut bytes, "residual_mean", &model.residual_mean);
-    write_bytes_atomic(&dir.join("weights.bin"), &bytes)?;
+    arrays.push("residual_mean", &model.residual_mean);
+    arrays.write(&dir.join("weights.bin"), MAGIC)?;
     let text = ron::ser::to_string_pretty(&model.info, ron::ser::PrettyConfig::default())
         .map_err(|e| Error::invalid(format!("cannot serialise model.ron: {e}")))?;
     write_bytes_atomic(&dir.join("model.ron"), text.as_bytes())
@@ -349,49 +339,8 @@ pub fn load(dir: &Path) -> Result<ApproxModel> {
     }
     let info: ModelInfo = read_ron(&info_path)?;
     let path = dir.join("weights.bin");
-    let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
-    if bytes.len() < 8 || &bytes[..8] != b"SENCAPX1" {
-        return Err(Error::parse(&path, "not an approximator weight file"));
-    }
-    let mut at = 8;
-    let mut arrays: Vec<(String, Vec<f32>)> = Vec::new();
-    let truncated = || Error::parse(&path, "truncated weight file");
-    while at < bytes.len() {
-        let take = |at: &mut usize, n: usize| -> Result<&[u8]> {
-            let s = bytes.get(*at..*at + n).ok_or_else(truncated)?;
-            *at += n;
-            Ok(s)
-        };
-        let len = u32::from_le_bytes(take(&mut at, 4)?.try_into().expect("4")) as usize;
-        let name = String::from_utf8_lossy(take(&mut at, len)?).into_owned();
-        let count = u64::from_le_bytes(take(&mut at, 8)?.try_into().expect("8")) as usize;
-        let data = take(&mut at, count.checked_mul(4).ok_or_else(truncated)?)?;
-        let values: Vec<f32> = data
-            .chunks_exact(4)
-            .map(|c| f32::from_le_bytes(c.try_into().expect("4")))
-            .collect();
-        arrays.push((name, values));
-    }
-    let mut get = |name: &str, len: usize| -> Result<Vec<f32>> {
-        let i = arrays
-            .iter()
-            .position(|(n, _)| n == name)
-            .ok_or_else(|| Error::parse(&path, format!("no array {name:?}")))?;
-        let (_, values) = arrays.swap_remove(i);
-        if values.len() != len {
-            return Err(Error::parse(
-                &path,
-                format!(
-                    "array {name:?} has {} values, model.ron says {len}",
-                    values.len()
-                ),
-            ));
-        }
-        if values.iter().any(|v| !v.is_finite()) {
-            return Err(Error::parse(&path, format!("array {name:?} is not finite")));
-        }
-        Ok(values)
-    };
+    let mut arrays = WeightArrays::read(&path, MAGIC, "an approximator weight file")?;
+    let mut get = |name: &str, len: usize| arrays.take(&path, name, len);
     let f = 12 * info.joints;
     let d = 3 * info.vertices;
     let input_mean = get("input_mean", f)?;

@@ -12,6 +12,7 @@ mod motion;
 mod motion_args;
 mod plot;
 mod posefix;
+mod progress;
 mod render;
 mod rollout;
 mod simulate;

@@ -1,15 +1,28 @@
-//! `senc posefix`: pose repair. So far: `check`, the exact self-collision
-//! label of every frame of a motion, and `limits`, the pose space's joint
-//! limits from motion capture.
+//! `senc posefix`: pose repair. `check` labels frames exactly, `limits`
+//! writes the pose space's joint limits, `benchmark` makes the benchmark
+//! recipe, `train` trains a collision field, `eval` measures a field (or no
+//! field: the unfixed input) on the benchmark, `fix` repairs a motion.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
 
-use senc::body::{Body, PartMap};
+use rayon::prelude::*;
+use senc::body::{Body, PartMap, Pose};
 use senc::mesh::ply::{PlyExtras, PlyFormat, write_ply};
-use senc::posefix::label::SelfCollisionLabel;
+use senc::motion::{Motion, write_bvh};
+use senc::posefix::benchmark::{Benchmark, RepairScore, measure, score};
+use senc::posefix::config::PosefixConfig;
+use senc::posefix::field::CollisionField;
+use senc::posefix::fix::{FixOptions, PoseDistance, Solver, fix_verified};
+use senc::posefix::label::{Label, SelfCollisionLabel};
+use senc::posefix::sequence::{fix_motion, motion_measures};
 use senc::posefix::space::{JointLimits, PoseSpace};
+use senc::posefix::train::{
+    EpochRecord, FieldProblem, FieldTrainingObserver, field_quality, train_field,
+};
 
 use super::motion_args::MotionArgs;
+use super::progress::bar;
 
 /// Pose repair.
 #[derive(clap::Args, Debug)]
@@ -26,6 +39,17 @@ enum Command {
     /// Joint limits of the pose space: the range of every 6D component over
     /// the frames of the given motions plus a margin, written as RON.
     Limits(LimitsArgs),
+    /// Make a benchmark recipe: every colliding frame of a motion, topped
+    /// up with noisy frames the exact label finds colliding.
+    Benchmark(BenchmarkArgs),
+    /// Train a collision field (resumes a run in the same directory).
+    Train(TrainArgs),
+    /// Repair every benchmark pose and report SCC, PDR, MVD and time.
+    Eval(EvalArgs),
+    /// Repair a motion: every frame collision-free, written as BVH (plus
+    /// its joint map) and, for the frames that collided, before/after body
+    /// PLYs with the colliding faces in red.
+    Fix(FixArgs),
 }
 
 #[derive(clap::Args, Debug)]
@@ -51,18 +75,164 @@ struct CheckArgs {
     out: Option<PathBuf>,
 }
 
+#[derive(clap::Args, Debug)]
+struct BenchmarkArgs {
+    /// The motion (never one the field trains on).
+    #[arg(long, default_value = "01_03")]
+    motion: String,
+    /// Poses at least.
+    #[arg(long, default_value_t = 300)]
+    count: usize,
+    /// σ of the noise on θ components of the top-up poses.
+    #[arg(long, default_value_t = 0.05)]
+    sigma: f64,
+    /// Seed of the noise.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Output recipe (RON).
+    #[arg(long)]
+    out: PathBuf,
+}
+
+#[derive(clap::Args, Debug)]
+struct TrainArgs {
+    /// Training config (e.g. configs/posefix.ron).
+    #[arg(long)]
+    config: PathBuf,
+    /// Output directory (field, labels, checkpoint, log.csv).
+    #[arg(long)]
+    out: PathBuf,
+}
+
+/// How to repair, shared by `eval` and `fix`.
+#[derive(clap::Args, Debug)]
+struct RepairArgs {
+    /// The trained field (a `senc posefix train` directory).
+    #[arg(long)]
+    field: PathBuf,
+    /// C_l: the field level a repaired pose must reach.
+    #[arg(long, default_value_t = 0.0)]
+    level: f64,
+    /// Solver.
+    #[arg(long, value_enum, default_value_t = SolverArg::Projection)]
+    solver: SolverArg,
+    /// Exact-label retries at a higher C_l while a result still collides
+    /// (0: one shot).
+    #[arg(long, default_value_t = 0)]
+    retries: usize,
+    /// C_l increase per retry.
+    #[arg(long, default_value_t = 0.05)]
+    retry_step: f64,
+    /// Weight every joint alike instead of by its kinematic subtree.
+    #[arg(long)]
+    unweighted: bool,
+    /// Joint-limit file (default: the shipped clips' range plus 0.1).
+    #[arg(long)]
+    limits: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+enum SolverArg {
+    /// Iterated closed-form SQP step onto the constraint.
+    Projection,
+    /// SLSQP (Kraft).
+    Slsqp,
+}
+
+#[derive(clap::Args, Debug)]
+struct EvalArgs {
+    #[command(flatten)]
+    repair: RepairArgs,
+    /// Benchmark recipe (default: the embedded CMU 01_03 benchmark).
+    #[arg(long)]
+    benchmark: Option<PathBuf>,
+    /// Print the result as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(clap::Args, Debug)]
+struct FixArgs {
+    #[command(flatten)]
+    repair: RepairArgs,
+    #[command(flatten)]
+    motion: MotionArgs,
+    /// Temporal weight λ: how much of the previous frame's correction
+    /// carries over (0: frames fixed independently).
+    #[arg(long, default_value_t = 2.0)]
+    temporal: f64,
+    /// Output directory: fixed.bvh (+ fixed.ron), before_/after_NNNNN.ply.
+    #[arg(long)]
+    out: PathBuf,
+}
+
 pub fn run(args: Args) -> senc::Result<()> {
     match args.command {
         Command::Check(args) => check(args),
         Command::Limits(args) => limits(args),
+        Command::Benchmark(args) => benchmark(args),
+        Command::Train(args) => train(args),
+        Command::Eval(args) => eval(args),
+        Command::Fix(args) => fix(args),
     }
 }
 
+/// The body, its pose space, part map and label, shared by the commands.
+struct Setup {
+    body: Body,
+    space: PoseSpace,
+    parts: PartMap,
+}
+
+impl Setup {
+    fn new() -> senc::Result<Setup> {
+        let body = Body::makehuman()?;
+        let space = PoseSpace::cmu_mb(&body.skeleton)?;
+        Ok(Setup {
+            body,
+            space,
+            parts: PartMap::cmu_mb()?,
+        })
+    }
+
+    fn label(&self) -> senc::Result<SelfCollisionLabel<'_>> {
+        SelfCollisionLabel::new(&self.body, &self.parts)
+    }
+}
+
+fn colored_body(body: &Body, pose: &Pose, label: &Label, path: &Path) -> senc::Result<()> {
+    let mut colors = vec![[200u8, 200, 200]; body.mesh.num_faces()];
+    for pair in &label.faces {
+        for &f in pair {
+            colors[f as usize] = [220, 30, 30];
+        }
+    }
+    let extras = PlyExtras {
+        face_colors: Some(colors),
+        ..Default::default()
+    };
+    write_ply(
+        path,
+        &body.posed_mesh(pose),
+        &extras,
+        PlyFormat::BinaryLittleEndian,
+    )
+}
+
+fn pairs_text(label: &Label) -> String {
+    label
+        .parts
+        .iter()
+        .map(|(a, b)| format!("{a}–{b}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 fn check(args: CheckArgs) -> senc::Result<()> {
-    let body = Body::makehuman()?;
-    let (motion, frames) = args.motion.load_selected(&body)?;
-    let label = SelfCollisionLabel::new(&body, &PartMap::cmu_mb()?)?;
-    let start = std::time::Instant::now();
+    let setup = Setup::new()?;
+    let (motion, frames) = args.motion.load_selected(&setup.body)?;
+    let label = setup.label()?;
+    let start = Instant::now();
     let mut colliding = 0;
     for (i, pose) in motion.frames.iter().enumerate() {
         let found = label.label(pose, args.out.is_none())?;
@@ -70,27 +240,11 @@ fn check(args: CheckArgs) -> senc::Result<()> {
             continue;
         }
         colliding += 1;
-        let pairs: Vec<String> = found
-            .parts
-            .iter()
-            .map(|(a, b)| format!("{a}–{b}"))
-            .collect();
-        println!("frame {}: {}", frames.start + i, pairs.join(", "));
+        println!("frame {}: {}", frames.start + i, pairs_text(&found));
         if let Some(out) = &args.out {
-            let mut colors = vec![[200u8, 200, 200]; body.mesh.num_faces()];
-            for pair in &found.faces {
-                for &f in pair {
-                    colors[f as usize] = [220, 30, 30];
-                }
-            }
-            let extras = PlyExtras {
-                face_colors: Some(colors),
-                ..Default::default()
-            };
-            let mesh = body.posed_mesh(pose);
-            let path = out.join(format!("body_{:05}.ply", frames.start + i));
             std::fs::create_dir_all(out).map_err(|e| senc::Error::io(out, e))?;
-            write_ply(&path, &mesh, &extras, PlyFormat::BinaryLittleEndian)?;
+            let path = out.join(format!("body_{:05}.ply", frames.start + i));
+            colored_body(&setup.body, pose, &found, &path)?;
         }
     }
     println!(
@@ -108,22 +262,370 @@ fn limits(args: LimitsArgs) -> senc::Result<()> {
             args.margin
         )));
     }
-    let body = Body::makehuman()?;
-    let space = PoseSpace::cmu_mb(&body.skeleton)?;
+    let setup = Setup::new()?;
     let mut poses = Vec::new();
     for path in &args.motion {
-        poses.extend(super::motion_args::load_motion(path, &body)?.frames);
+        poses.extend(super::motion_args::load_motion(path, &setup.body)?.frames);
     }
-    let limits = JointLimits::from_poses(&space, &poses, args.margin)?;
+    let limits = JointLimits::from_poses(&setup.space, &poses, args.margin)?;
     let text = ron::ser::to_string_pretty(&limits, ron::ser::PrettyConfig::default())
         .map_err(|e| senc::Error::invalid(format!("cannot serialise the limits: {e}")))?;
     senc::atomic_file::write_bytes_atomic(&args.out, text.as_bytes())?;
     println!(
         "done: limits of {} joints from {} frames (margin {}) -> {}",
-        space.names.len(),
+        setup.space.names.len(),
         poses.len(),
         args.margin,
         args.out.display()
+    );
+    Ok(())
+}
+
+fn benchmark(args: BenchmarkArgs) -> senc::Result<()> {
+    if !(args.sigma.is_finite() && args.sigma > 0.0) {
+        return Err(senc::Error::invalid("--sigma must be > 0"));
+    }
+    let setup = Setup::new()?;
+    let limits = JointLimits::shipped(&setup.body, &setup.space, 0.1)?;
+    let motion = super::motion_args::load_motion(Path::new(&args.motion), &setup.body)?;
+    let start = Instant::now();
+    let benchmark = Benchmark::make(
+        &args.motion,
+        &motion,
+        &setup.space,
+        &limits,
+        &setup.label()?,
+        args.count,
+        args.sigma,
+        args.seed,
+    )?;
+    // One entry per line.
+    let pretty = ron::ser::PrettyConfig::default().depth_limit(2);
+    let text = ron::ser::to_string_pretty(&benchmark, pretty)
+        .map_err(|e| senc::Error::invalid(format!("cannot serialise the benchmark: {e}")))?;
+    senc::atomic_file::write_bytes_atomic(&args.out, text.as_bytes())?;
+    let frames = benchmark
+        .entries
+        .iter()
+        .filter(|e| e.noise.is_none())
+        .count();
+    println!(
+        "done: {} poses ({frames} colliding frames of {}, {} noisy) in {:.0} s -> {}",
+        benchmark.entries.len(),
+        args.motion,
+        benchmark.entries.len() - frames,
+        start.elapsed().as_secs_f64(),
+        args.out.display()
+    );
+    Ok(())
+}
+
+struct TrainProgress {
+    labels: indicatif::ProgressBar,
+    epochs: indicatif::ProgressBar,
+}
+
+impl FieldTrainingObserver for TrainProgress {
+    fn labelling(&self, done: usize, total: usize) {
+        self.labels.set_length(total as u64);
+        self.labels.set_position(done as u64);
+    }
+
+    fn epoch(&self, record: &EpochRecord, epochs: usize) {
+        self.labels.finish_and_clear();
+        self.epochs.set_length(epochs as u64);
+        self.epochs.set_position(record.epoch as u64);
+        self.epochs.set_message(format!(
+            "sign {:.2e} grad {:.2e} held-out acc {:.3} ‖∇g‖ {:.2}",
+            record.sign_loss,
+            record.gradient_loss,
+            record.held_out.sign_accuracy,
+            record.held_out.gradient_norm[1]
+        ));
+    }
+
+    fn active(&self, epoch: usize, poses: usize, colliding: usize) {
+        self.epochs.println(format!(
+            "epoch {epoch}: active learning labelled {poses} poses ({colliding} colliding)"
+        ));
+    }
+}
+
+fn train(args: TrainArgs) -> senc::Result<()> {
+    let config = PosefixConfig::read(&args.config)?;
+    let setup = Setup::new()?;
+    let limits = JointLimits::read_or_shipped(
+        config.data.limits.as_deref(),
+        &setup.body,
+        &setup.space,
+        config.data.limit_margin,
+    )?;
+    let label = setup.label()?;
+    let problem = FieldProblem {
+        body: &setup.body,
+        space: &setup.space,
+        limits: &limits,
+        label: &label,
+    };
+    let progress = TrainProgress {
+        labels: bar(0, "poses", "labelling"),
+        epochs: bar(config.train.epochs, "epochs", ""),
+    };
+    let start = Instant::now();
+    let trained = train_field(&problem, &config, &args.out, &progress)?;
+    progress.epochs.finish_and_clear();
+    let q = &trained.held_out;
+    println!(
+        "done: field {:?} trained on {} labelled poses{} in {:.0} s; held-out sign accuracy {:.4} \
+         (colliding recall {:.4}), ‖∇g‖ p5/p50/p95 {:.2}/{:.2}/{:.2} -> {}",
+        trained.field.info.widths,
+        trained.poses,
+        if trained.resumed_from > 0 {
+            format!(" (resumed after epoch {})", trained.resumed_from)
+        } else {
+            String::new()
+        },
+        start.elapsed().as_secs_f64(),
+        q.sign_accuracy,
+        q.colliding_recall,
+        q.gradient_norm[0],
+        q.gradient_norm[1],
+        q.gradient_norm[2],
+        args.out.display()
+    );
+    Ok(())
+}
+
+/// What a repair needs, loaded from the arguments.
+struct Repair {
+    field: CollisionField,
+    limits: JointLimits,
+    distance: PoseDistance,
+    options: FixOptions,
+    retries: usize,
+    step: f64,
+}
+
+impl Repair {
+    fn new(args: &RepairArgs, setup: &Setup) -> senc::Result<Repair> {
+        let field = CollisionField::load(&args.field)?;
+        field.check_for(&setup.body, &setup.space)?;
+        if !args.level.is_finite() || !(args.retry_step.is_finite() && args.retry_step > 0.0) {
+            return Err(senc::Error::invalid(
+                "--level must be finite and --retry-step > 0",
+            ));
+        }
+        Ok(Repair {
+            field,
+            limits: JointLimits::read_or_shipped(
+                args.limits.as_deref(),
+                &setup.body,
+                &setup.space,
+                0.1,
+            )?,
+            distance: PoseDistance::new(&setup.space, &setup.body.skeleton, !args.unweighted),
+            options: FixOptions {
+                level: args.level,
+                solver: match args.solver {
+                    SolverArg::Projection => Solver::Projection,
+                    SolverArg::Slsqp => Solver::Slsqp,
+                },
+                ..Default::default()
+            },
+            retries: args.retries,
+            step: args.retry_step,
+        })
+    }
+}
+
+#[derive(serde::Serialize)]
+struct EvalReport {
+    benchmark: String,
+    field: String,
+    level: f64,
+    solver: String,
+    retries: usize,
+    /// The field on the benchmark poses (all colliding): share with g < 0.
+    field_recall: f64,
+    /// ‖∇g‖ at the benchmark poses, p5/p50/p95.
+    gradient_norm: [f64; 3],
+    /// Mean solver evaluations per pose.
+    evaluations: f64,
+    /// Mean attempts per pose.
+    attempts: f64,
+    repair: RepairScore,
+}
+
+fn eval(args: EvalArgs) -> senc::Result<()> {
+    let setup = Setup::new()?;
+    let repair = Repair::new(&args.repair, &setup)?;
+    let (benchmark, name) = match &args.benchmark {
+        Some(path) => (Benchmark::read(path)?, path.display().to_string()),
+        None => (
+            Benchmark::cmu_01_03()?,
+            "data/posefix/benchmark_01_03.ron".to_string(),
+        ),
+    };
+    let label = setup.label()?;
+    let poses = benchmark.poses(&setup.body, &setup.space, &repair.limits)?;
+    let thetas = poses
+        .iter()
+        .map(|p| setup.space.encode(p))
+        .collect::<senc::Result<Vec<_>>>()?;
+    let quality = field_quality(
+        &repair.field,
+        &senc::posefix::samples::LabelledPoses {
+            dims: setup.space.dims(),
+            colliding: vec![true; thetas.len()],
+            thetas,
+        },
+    );
+    let progress = bar(poses.len(), "poses", "repairing");
+    let results = poses
+        .par_iter()
+        .map(|pose| {
+            let clock = Instant::now();
+            let (fixed, after) = fix_verified(
+                &repair.field,
+                &setup.space,
+                &repair.distance,
+                &repair.limits,
+                &label,
+                pose,
+                &repair.options,
+                repair.retries,
+                repair.step,
+            )?;
+            let ms = 1e3 * clock.elapsed().as_secs_f64();
+            progress.inc(1);
+            Ok((measure(&setup.body, &label, pose, &after, ms)?, fixed))
+        })
+        .collect::<senc::Result<Vec<_>>>()?;
+    progress.finish_and_clear();
+    let n = results.len().max(1) as f64;
+    let report = EvalReport {
+        benchmark: name,
+        field: args.repair.field.display().to_string(),
+        level: args.repair.level,
+        solver: format!("{:?}", args.repair.solver),
+        retries: args.repair.retries,
+        field_recall: quality.colliding_recall,
+        gradient_norm: quality.gradient_norm,
+        evaluations: results
+            .iter()
+            .map(|(_, f)| f.fixed.evaluations as f64)
+            .sum::<f64>()
+            / n,
+        attempts: results.iter().map(|(_, f)| f.attempts as f64).sum::<f64>() / n,
+        repair: score(&results.iter().map(|(r, _)| r.clone()).collect::<Vec<_>>()),
+    };
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&report).expect("plain data")
+        );
+        return Ok(());
+    }
+    let r = &report.repair;
+    println!(
+        "{} poses; field: g < 0 at {:.3} of them, ‖∇g‖ p5/p50/p95 {:.2}/{:.2}/{:.2}",
+        r.poses,
+        report.field_recall,
+        report.gradient_norm[0],
+        report.gradient_norm[1],
+        report.gradient_norm[2]
+    );
+    println!(
+        "done: SCC {:.3}  PDR {:.3}  MVD {:.4} m  median {:.1} ms  p95 {:.1} ms per pose \
+         ({:?}, C_l {}, {} retries; {:.1} field evaluations, {:.2} attempts per pose)",
+        r.scc,
+        r.pdr,
+        r.mvd,
+        r.median_ms,
+        r.p95_ms,
+        args.repair.solver,
+        args.repair.level,
+        args.repair.retries,
+        report.evaluations,
+        report.attempts
+    );
+    Ok(())
+}
+
+fn fix(args: FixArgs) -> senc::Result<()> {
+    if !(args.temporal.is_finite() && args.temporal >= 0.0) {
+        return Err(senc::Error::invalid("--temporal must be ≥ 0"));
+    }
+    let setup = Setup::new()?;
+    let repair = Repair::new(&args.repair, &setup)?;
+    let (motion, frames) = args.motion.load_selected(&setup.body)?;
+    let label = setup.label()?;
+    let progress = bar(motion.len(), "frames", "repairing");
+    let clock = Instant::now();
+    let fixed = fix_motion(
+        &repair.field,
+        &setup.space,
+        &repair.distance,
+        &repair.limits,
+        &label,
+        &motion.frames,
+        &repair.options,
+        args.temporal,
+        repair.retries,
+        repair.step,
+        &|done, _| progress.set_position(done as u64),
+    )?;
+    progress.finish_and_clear();
+    let seconds = clock.elapsed().as_secs_f64();
+    std::fs::create_dir_all(&args.out).map_err(|e| senc::Error::io(&args.out, e))?;
+    let after: Vec<Pose> = fixed.iter().map(|f| f.pose.clone()).collect();
+    write_bvh(
+        &args.out.join("fixed.bvh"),
+        &setup.body.skeleton,
+        &after,
+        Motion::FPS,
+    )?;
+    for (i, f) in fixed.iter().enumerate() {
+        if f.collided || f.collides {
+            let frame = frames.start + i;
+            let before = label.label(&motion.frames[i], false)?;
+            let now = label.label(&f.pose, false)?;
+            colored_body(
+                &setup.body,
+                &motion.frames[i],
+                &before,
+                &args.out.join(format!("before_{frame:05}.ply")),
+            )?;
+            colored_body(
+                &setup.body,
+                &f.pose,
+                &now,
+                &args.out.join(format!("after_{frame:05}.ply")),
+            )?;
+            if f.collides {
+                println!("frame {frame}: still collides: {}", pairs_text(&now));
+            }
+        }
+    }
+    let feet: Vec<usize> = ["LeftFoot", "LeftToeBase", "RightFoot", "RightToeBase"]
+        .iter()
+        .filter_map(|n| setup.body.skeleton.index_of(n))
+        .collect();
+    let (jitter_in, skate_in) =
+        motion_measures(&setup.body.skeleton, &motion.frames, Motion::FPS, &feet);
+    let (jitter_out, skate_out) = motion_measures(&setup.body.skeleton, &after, Motion::FPS, &feet);
+    let before = fixed.iter().filter(|f| f.collided).count();
+    let still = fixed.iter().filter(|f| f.collides).count();
+    println!(
+        "jitter {jitter_in:.3} -> {jitter_out:.3} m/s²; foot skating {:.1} % -> {:.1} % of frames",
+        100.0 * skate_in,
+        100.0 * skate_out
+    );
+    println!(
+        "done: {before} -> {still} colliding frames of {} in {seconds:.1} s ({:.1} ms/frame) -> {}",
+        motion.len(),
+        1e3 * seconds / motion.len().max(1) as f64,
+        args.out.join("fixed.bvh").display()
     );
     Ok(())
 }

@@ -6,6 +6,7 @@ pub mod closure;
 pub mod config;
 pub mod fans;
 pub mod flood_fill;
+pub mod intersection_segment;
 pub mod intersections;
 pub mod metric;
 pub mod part_collisions;

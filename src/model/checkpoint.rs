@@ -11,7 +11,7 @@
 //! so a crash leaves either the old checkpoint or the new one. Parameter ids
 //! are stored in the weights, which keeps the Adam state attached to them.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use burn::module::Module;
 use burn::store::ModuleRecord;
@@ -20,7 +20,7 @@ use burn::tensor::{Bytes, Device};
 use super::config::ModelConfig;
 use super::simulator::NeuralSimulator;
 use super::step_graph::Normalizers;
-use crate::atomic_file::write_bytes_atomic;
+use crate::atomic_file::{replace_dir, sibling_path, write_bytes_atomic};
 use crate::{Error, Result};
 
 const CONFIG_FILE: &str = "model.ron";
@@ -36,7 +36,7 @@ pub fn save(dir: &Path, sim: &NeuralSimulator) -> Result<()> {
 /// bytes, e.g. the optimizer state training keeps) to `dir`, all replacing
 /// the old directory at once.
 pub fn save_with(dir: &Path, sim: &NeuralSimulator, extra: &[(&str, &[u8])]) -> Result<()> {
-    let tmp = sibling(dir, "tmp");
+    let tmp = sibling_path(dir, "tmp");
     let _ = std::fs::remove_dir_all(&tmp);
     let written = (|| {
         let config = ron::ser::to_string_pretty(&sim.config, Default::default())
@@ -117,27 +117,6 @@ fn config_diff(stored: &ModelConfig, expected: &ModelConfig) -> String {
         .map(|(k, v)| format!("{k}: {v} in the checkpoint, {} expected", b[k]))
         .collect::<Vec<_>>()
         .join("; ")
-}
-
-/// Moves `from` to `to`, replacing any existing directory there.
-fn replace_dir(from: &Path, to: &Path) -> Result<()> {
-    let old = sibling(to, "old");
-    let _ = std::fs::remove_dir_all(&old);
-    if to.exists() {
-        std::fs::rename(to, &old).map_err(|e| Error::io(to, e))?;
-    }
-    std::fs::rename(from, to).map_err(|e| Error::io(to, e))?;
-    let _ = std::fs::remove_dir_all(&old);
-    Ok(())
-}
-
-/// `<parent>/.<name>.<what>-<pid>`.
-fn sibling(dir: &Path, what: &str) -> PathBuf {
-    let name = dir
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    dir.with_file_name(format!(".{name}.{what}-{}", std::process::id()))
 }
 
 pub(crate) fn read(path: &Path) -> Result<Vec<u8>> {

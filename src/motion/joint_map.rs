@@ -9,7 +9,7 @@ use serde::Deserialize;
 use crate::{Result, Vec3, ron_file};
 
 /// The up axis of a motion's world.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
 pub enum UpAxis {
     /// Found from the file: the axis from the feet to the head at the first
     /// frame (the default of a map that does not say).
@@ -49,7 +49,7 @@ impl UpAxis {
 /// root's path is rescaled to the body's leg length in any case, so it only
 /// matters for what `senc motion info` reports. `up: Auto` (the default)
 /// finds the up axis from the skeleton.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct JointMap {
     /// File units to metres.

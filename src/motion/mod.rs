@@ -4,6 +4,7 @@
 mod aliases;
 mod amass;
 mod bvh_file;
+mod bvh_write;
 mod frame_range;
 mod joint_map;
 mod resample;
@@ -13,6 +14,7 @@ mod source;
 pub use aliases::rig_joint_for;
 pub use amass::Amass;
 pub use bvh_file::{Bvh, BvhJoint, Channel};
+pub use bvh_write::{bvh_text, write_bvh};
 pub use frame_range::FrameRange;
 pub use joint_map::{JointMap, UpAxis};
 pub use resample::{RATE_TOLERANCE, resample, resampled_len, snap_rate};

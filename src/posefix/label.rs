@@ -3,6 +3,7 @@
 //! [`BodyParts`]), and which part pairs those are.
 
 use crate::body::{Body, BodyParts, PartMap, Pose};
+use crate::collide::intersection_segment::intersection_length;
 use crate::collide::part_collisions::part_collisions;
 use crate::{Error, Result};
 
@@ -13,6 +14,10 @@ pub struct Label {
     pub faces: Vec<[u32; 2]>,
     /// The part pairs of those faces (names, each pair once, sorted).
     pub parts: Vec<(String, String)>,
+    /// Total length of the intersection curves of those faces (m): how far
+    /// the parts pass through each other (0 when only the first pair was
+    /// asked for).
+    pub curve_length: f64,
 }
 
 impl Label {
@@ -73,9 +78,22 @@ impl<'a> SelfCollisionLabel<'a> {
             .collect();
         pairs.sort();
         pairs.dedup();
+        let faces_of = &self.body.mesh.faces;
+        let curve_length = if first_only {
+            0.0
+        } else {
+            faces
+                .iter()
+                .map(|p| {
+                    let tri = |f: u32| faces_of[f as usize].map(|v| x[v]);
+                    intersection_length(&tri(p[0]), &tri(p[1]))
+                })
+                .sum()
+        };
         Ok(Label {
             faces,
             parts: pairs,
+            curve_length,
         })
     }
 }

@@ -1,7 +1,16 @@
 //! Pose repair (PoseShield): moving a self-penetrating body pose to the
-//! nearest collision-free one. Built so far: the pose space ([`space`]);
-//! the exact label it learns from is [`crate::collide::part_collisions`]
-//! over [`crate::body::BodyParts`].
+//! nearest collision-free one. The exact label ([`label`], over
+//! [`crate::body::BodyParts`]) says whether a pose collides; the pose space
+//! ([`space`]) is where poses are compared and moved; a neural collision
+//! field ([`field`], trained by [`train`] on [`samples`]) is the smooth
+//! constraint the solvers ([`fix`]) keep a pose on the free side of.
 
+pub mod benchmark;
+pub mod config;
+pub mod field;
+pub mod fix;
 pub mod label;
+pub mod samples;
+pub mod sequence;
 pub mod space;
+pub mod train;

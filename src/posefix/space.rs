@@ -152,6 +152,43 @@ impl PoseSpace {
     }
 }
 
+impl PoseSpace {
+    /// θ moved onto the space of rotations: every joint's 6D vector
+    /// replaced by that of its Gram–Schmidt rotation; `None` when one is
+    /// degenerate or not finite.
+    pub fn project(&self, theta: &[f64]) -> Option<Vec<f64>> {
+        if theta.len() != self.dims() {
+            return None;
+        }
+        let mut out = Vec::with_capacity(theta.len());
+        for v in theta.chunks_exact(DIMS_PER_JOINT) {
+            out.extend(rotation_to_6d(&rotation_from_6d(v)?));
+        }
+        Some(out)
+    }
+
+    /// Per joint of the space, the number of joints in its kinematic
+    /// subtree (itself included) that are in the space: the weight of the
+    /// joint's rotation in the pose distance (turning a joint moves all of
+    /// its subtree).
+    pub fn subtree_sizes(&self, skeleton: &Skeleton) -> Vec<f64> {
+        self.joints
+            .iter()
+            .map(|&j| {
+                let mut stack = vec![j];
+                let mut count = 0;
+                while let Some(k) = stack.pop() {
+                    if self.joints.contains(&k) {
+                        count += 1;
+                    }
+                    stack.extend(skeleton.children(k));
+                }
+                count as f64
+            })
+            .collect()
+    }
+}
+
 /// Box bounds on θ: per joint, the lower and upper value of each of its six
 /// numbers (`posefix_limits.ron`; written by [`JointLimits::from_poses`],
 /// editable).
@@ -228,6 +265,33 @@ impl JointLimits {
             )));
         }
         Ok(limits)
+    }
+
+    /// The range of the shipped clips (CMU 01_01 and 01_03) widened by
+    /// `margin`: the default limits.
+    pub fn shipped(
+        body: &crate::body::Body,
+        space: &PoseSpace,
+        margin: f64,
+    ) -> Result<JointLimits> {
+        let mut poses = Vec::new();
+        for clip in ["01_01", "01_03"] {
+            poses.extend(crate::motion::Motion::builtin(clip, body)?.frames);
+        }
+        JointLimits::from_poses(space, &poses, margin)
+    }
+
+    /// The limits in `path`, or the shipped ones with `margin` when `None`.
+    pub fn read_or_shipped(
+        path: Option<&Path>,
+        body: &crate::body::Body,
+        space: &PoseSpace,
+        margin: f64,
+    ) -> Result<JointLimits> {
+        match path {
+            Some(p) => JointLimits::read(p, space),
+            None => JointLimits::shipped(body, space, margin),
+        }
     }
 
     /// Lower and upper bounds as flat vectors over θ.

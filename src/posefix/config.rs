@@ -1,0 +1,151 @@
+//! `configs/posefix.ron`: where the collision field's poses come from, the
+//! network, and how it is trained. Unknown fields are errors.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use crate::{Error, Result};
+
+/// The whole file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PosefixConfig {
+    /// Training poses.
+    pub data: PoseDataConfig,
+    /// The network.
+    pub field: FieldConfig,
+    /// Training.
+    pub train: FieldTrainConfig,
+}
+
+/// Where the labelled training poses come from.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PoseDataConfig {
+    /// Motions whose frames are sampled (never the benchmark's clip).
+    pub motions: Vec<String>,
+    /// Every how many frames a motion is sampled.
+    pub every: usize,
+    /// Noise levels (σ per 6D component) for noisy copies of the frames.
+    pub noise: Vec<f64>,
+    /// Noisy copies per frame and noise level.
+    pub copies: usize,
+    /// Poses uniform within the joint limits.
+    pub uniform: usize,
+    /// Joint-limit file (`senc posefix limits`); `None`: the shipped clips'
+    /// range plus `limit_margin`.
+    #[serde(default)]
+    pub limits: Option<PathBuf>,
+    /// Margin of the default limits.
+    pub limit_margin: f64,
+    /// Share of the initial poses held out to measure the field.
+    pub held_out: f64,
+    /// Seed of the samplers and the split.
+    pub seed: u64,
+}
+
+/// The gradient term of the loss (the ablations of the method).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum GradientTerm {
+    /// |g(θ + vΔt) − g(θ − vΔt) − 2Δt|, v = ∇g/‖∇g‖ (the method).
+    TemporalDifference,
+    /// |‖∇g‖ − 1| (the plain Eikonal term).
+    GradientNorm,
+    /// Only the sign loss.
+    None,
+    /// A classifier: logistic loss on g·ι instead of the hinge, no
+    /// gradient term.
+    Classifier,
+}
+
+/// The network g.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FieldConfig {
+    /// Hidden layer widths (the method: twelve of 512).
+    pub hidden: Vec<usize>,
+    /// Softplus sharpness β.
+    pub beta: f64,
+}
+
+/// Training of the field.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FieldTrainConfig {
+    /// Epochs over the (growing) labelled set.
+    pub epochs: usize,
+    /// Poses per Adam step.
+    pub batch: usize,
+    /// Adam's initial learning rate.
+    pub learning_rate: f64,
+    /// Learning-rate factor every `decay_every` epochs.
+    pub decay: f64,
+    /// Epochs between learning-rate steps.
+    pub decay_every: usize,
+    /// The gradient term.
+    pub gradient_term: GradientTerm,
+    /// Weight of the gradient term against the sign loss (the method: 1).
+    pub gradient_weight: f64,
+    /// Δt of the temporal-difference term (θ units).
+    pub dt: f64,
+    /// Active learning every this many epochs (0: never).
+    pub active_every: usize,
+    /// Start poses per active-learning pass.
+    pub active_poses: usize,
+    /// Gradient-descent steps on ½g² per start; every step is labelled.
+    pub active_steps: usize,
+    /// Step length factor η of θ ← θ − η g ∇g.
+    pub active_rate: f64,
+    /// Seed of the weights and the batch order.
+    pub seed: u64,
+}
+
+impl PosefixConfig {
+    /// Checks the values a typo would make meaningless; `path` names the file.
+    pub fn validate(&self, path: &std::path::Path) -> Result<()> {
+        let bad = |what: &str| {
+            Err(Error::Config {
+                path: path.to_path_buf(),
+                what: what.to_string(),
+            })
+        };
+        let d = &self.data;
+        let t = &self.train;
+        if d.every == 0 {
+            return bad("data.every must be ≥ 1");
+        }
+        if d.noise.iter().any(|s| !(s.is_finite() && *s > 0.0)) {
+            return bad("data.noise levels must be > 0");
+        }
+        if !(0.0..0.5).contains(&d.held_out) {
+            return bad("data.held_out must be in [0, 0.5)");
+        }
+        if !(d.limit_margin.is_finite() && d.limit_margin >= 0.0) {
+            return bad("data.limit_margin must be ≥ 0");
+        }
+        if self.field.hidden.is_empty() || self.field.hidden.contains(&0) {
+            return bad("field.hidden must list at least one width > 0");
+        }
+        if !(self.field.beta.is_finite() && self.field.beta > 0.0) {
+            return bad("field.beta must be > 0");
+        }
+        if t.epochs == 0 || t.batch == 0 || t.decay_every == 0 {
+            return bad("train.epochs, batch and decay_every must be ≥ 1");
+        }
+        if !(t.learning_rate > 0.0 && t.decay > 0.0 && t.dt > 0.0 && t.gradient_weight >= 0.0) {
+            return bad("train.learning_rate, decay and dt must be > 0, gradient_weight ≥ 0");
+        }
+        if t.active_every > 0 && (t.active_poses == 0 || t.active_steps == 0) {
+            return bad("active learning needs active_poses and active_steps ≥ 1");
+        }
+        Ok(())
+    }
+
+    /// Reads and validates a config file.
+    pub fn read(path: &std::path::Path) -> Result<PosefixConfig> {
+        let config: PosefixConfig = crate::ron_file::read_ron(path)?;
+        config.validate(path)?;
+        Ok(config)
+    }
+}

@@ -1,0 +1,453 @@
+//! Fixing a pose: the nearest pose on the free side of the collision field,
+//!
+//! min d(θ, θ₀) = Σᵢ wᵢ (θᵢ − θ₀ᵢ)²  subject to  g(θ) ≥ C_l,  l ≤ θ ≤ u,
+//!
+//! with wᵢ the size of the kinematic subtree of the joint θᵢ belongs to
+//! (turning a joint moves all of its subtree) and [l, u] the joint limits.
+//! Two solvers:
+//! - [`Solver::Slsqp`]: Kraft's SLSQP (the `slsqp` crate), as the method
+//!   prescribes;
+//! - [`Solver::Projection`]: with one constraint and a quadratic objective,
+//!   the SQP subproblem at θₖ — minimise d subject to the linearised
+//!   g(θₖ) + ∇gₖ·(θ − θₖ) ≥ C — has the closed form
+//!   θ = θ₀ + λ W⁻¹∇gₖ, λ = (C − g(θₖ) − ∇gₖ·(θ₀ − θₖ)) / (∇gₖᵀ W⁻¹ ∇gₖ),
+//!   clamped into the limits; iterated to a fixed point, that is the KKT
+//!   point of the problem (θ − θ₀ ∥ W⁻¹∇g on the constraint). A few field
+//!   evaluations instead of SLSQP's line searches.
+//!
+//! The result is projected onto the rotations and its g evaluated there;
+//! [`fix_verified`] checks it with the exact label and retries at a higher
+//! C_l while it still collides.
+
+use serde::{Deserialize, Serialize};
+
+use super::field::CollisionField;
+use super::label::SelfCollisionLabel;
+use super::space::{DIMS_PER_JOINT, JointLimits, PoseSpace};
+use crate::body::{Pose, Skeleton};
+use crate::{Error, Result};
+
+/// The subtree-weighted pose distance.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PoseDistance {
+    /// Weight of every θ component.
+    pub weights: Vec<f64>,
+}
+
+impl PoseDistance {
+    /// Weights from the subtree sizes of the space's joints, normalised to
+    /// mean 1; with `weighted = false` all 1 (the ablation).
+    pub fn new(space: &PoseSpace, skeleton: &Skeleton, weighted: bool) -> PoseDistance {
+        let sizes = space.subtree_sizes(skeleton);
+        let mean = sizes.iter().sum::<f64>() / sizes.len().max(1) as f64;
+        PoseDistance {
+            weights: sizes
+                .iter()
+                .flat_map(|s| {
+                    std::iter::repeat_n(if weighted { s / mean } else { 1.0 }, DIMS_PER_JOINT)
+                })
+                .collect(),
+        }
+    }
+
+    /// d(θ, θ₀).
+    pub fn value(&self, theta: &[f64], theta0: &[f64]) -> f64 {
+        self.weights
+            .iter()
+            .zip(theta.iter().zip(theta0))
+            .map(|(w, (a, b))| w * (a - b) * (a - b))
+            .sum()
+    }
+}
+
+/// Which solver.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Solver {
+    /// Iterated closed-form SQP step onto the constraint.
+    Projection,
+    /// SLSQP (Kraft), the `slsqp` crate.
+    Slsqp,
+}
+
+/// How to fix.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FixOptions {
+    /// C_l: the field level the pose must reach.
+    pub level: f64,
+    /// The solver.
+    pub solver: Solver,
+    /// Iteration (projection) or evaluation (SLSQP) budget.
+    pub max_iterations: usize,
+    /// Convergence: largest component change of θ between iterations.
+    pub tolerance: f64,
+}
+
+impl Default for FixOptions {
+    fn default() -> Self {
+        FixOptions {
+            level: 0.0,
+            solver: Solver::Projection,
+            max_iterations: 100,
+            tolerance: 1e-6,
+        }
+    }
+}
+
+/// A fixed pose.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Fixed {
+    /// θ after fixing (on the rotations).
+    pub theta: Vec<f64>,
+    /// g there.
+    pub g: f64,
+    /// g at the start.
+    pub g_start: f64,
+    /// d(θ, θ₀).
+    pub distance: f64,
+    /// Field evaluations (with gradient).
+    pub evaluations: usize,
+    /// Whether the solver met its tolerance with g ≥ C_l (up to 1e-6).
+    pub converged: bool,
+}
+
+/// Fixes the pose `centre` against `field` (one already on the free side
+/// at C_l is returned as it is). `centre` is the point the distance is
+/// measured from: θ₀ for a single pose, θ₀ plus the previous frame's
+/// carried correction for motions. Errors for θ of the wrong size or not
+/// finite.
+pub fn fix(
+    field: &CollisionField,
+    space: &PoseSpace,
+    distance: &PoseDistance,
+    limits: &JointLimits,
+    centre: &[f64],
+    options: &FixOptions,
+) -> Result<Fixed> {
+    if centre.len() != field.dims() || centre.iter().any(|v| !v.is_finite()) {
+        return Err(Error::invalid(format!(
+            "pose repair: θ has {} numbers (the field {}), or a non-finite one",
+            centre.len(),
+            field.dims()
+        )));
+    }
+    let g_start = field.value(centre);
+    if g_start >= options.level {
+        return Ok(Fixed {
+            distance: 0.0,
+            theta: centre.to_vec(),
+            g: g_start,
+            g_start,
+            evaluations: 1,
+            converged: true,
+        });
+    }
+    // The solvers move inside the limits; a start outside them is clamped.
+    let (lower, upper) = limits.bounds();
+    let theta0: Vec<f64> = centre
+        .iter()
+        .enumerate()
+        .map(|(i, v)| v.clamp(lower[i], upper[i]))
+        .collect();
+    let (theta, evaluations, met) = match options.solver {
+        Solver::Projection => projection(field, distance, &lower, &upper, &theta0, options),
+        Solver::Slsqp => slsqp_solve(field, distance, &lower, &upper, &theta0, options),
+    };
+    let theta = space
+        .project(&theta)
+        .ok_or_else(|| Error::invalid("pose repair: the solver reached a degenerate rotation"))?;
+    let g = field.value(&theta);
+    Ok(Fixed {
+        distance: distance.value(&theta, centre),
+        converged: met && g >= options.level - 1e-6,
+        theta,
+        g,
+        g_start,
+        evaluations,
+    })
+}
+
+fn projection(
+    field: &CollisionField,
+    distance: &PoseDistance,
+    lower: &[f64],
+    upper: &[f64],
+    theta0: &[f64],
+    options: &FixOptions,
+) -> (Vec<f64>, usize, bool) {
+    let n = theta0.len();
+    let mut theta = theta0.to_vec();
+    let mut evaluations = 0;
+    for _ in 0..options.max_iterations {
+        let (g, grad) = field.value_and_gradient(&theta);
+        evaluations += 1;
+        let scaled: Vec<f64> = grad
+            .iter()
+            .zip(&distance.weights)
+            .map(|(d, w)| d / w)
+            .collect();
+        // The subproblem with the box: θ = θ₀ + λ W⁻¹∇g on the free
+        // components, the bound on the clamped ones; a component whose
+        // bound the step crosses is clamped and λ solved again.
+        let mut clamped: Vec<Option<f64>> = vec![None; n];
+        let mut next = theta.clone();
+        for _ in 0..n {
+            let fixed_part: f64 = (0..n)
+                .map(|i| grad[i] * (clamped[i].unwrap_or(theta0[i]) - theta[i]))
+                .sum();
+            let curvature: f64 = (0..n)
+                .filter(|&i| clamped[i].is_none())
+                .map(|i| grad[i] * scaled[i])
+                .sum();
+            let lambda = if curvature > 1e-300 {
+                ((options.level - g - fixed_part) / curvature).max(0.0)
+            } else {
+                0.0
+            };
+            let mut newly = false;
+            for i in 0..n {
+                next[i] = match clamped[i] {
+                    Some(b) => b,
+                    None => {
+                        let v = theta0[i] + lambda * scaled[i];
+                        if v < lower[i] || v > upper[i] {
+                            clamped[i] = Some(v.clamp(lower[i], upper[i]));
+                            newly = true;
+                        }
+                        v.clamp(lower[i], upper[i])
+                    }
+                };
+            }
+            if !newly {
+                break;
+            }
+        }
+        let change = next
+            .iter()
+            .zip(&theta)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f64::max);
+        theta = next;
+        if change < options.tolerance {
+            return (theta, evaluations, true);
+        }
+    }
+    (theta, evaluations, false)
+}
+
+fn slsqp_solve(
+    field: &CollisionField,
+    distance: &PoseDistance,
+    lower: &[f64],
+    upper: &[f64],
+    theta0: &[f64],
+    options: &FixOptions,
+) -> (Vec<f64>, usize, bool) {
+    use std::cell::Cell;
+    let evaluations = Cell::new(0usize);
+    let objective = |x: &[f64], gradient: Option<&mut [f64]>, _: &mut ()| -> f64 {
+        if let Some(g) = gradient {
+            for (i, gi) in g.iter_mut().enumerate() {
+                *gi = 2.0 * distance.weights[i] * (x[i] - theta0[i]);
+            }
+        }
+        distance.value(x, theta0)
+    };
+    let constraint = |x: &[f64], gradient: Option<&mut [f64]>, _: &mut ()| -> f64 {
+        evaluations.set(evaluations.get() + 1);
+        match gradient {
+            Some(out) => {
+                let (g, grad) = field.value_and_gradient(x);
+                for (o, d) in out.iter_mut().zip(grad) {
+                    *o = -d;
+                }
+                options.level - g
+            }
+            None => options.level - field.value(x),
+        }
+    };
+    let constraints: Vec<&dyn slsqp::Func<()>> = vec![&constraint];
+    let bounds: Vec<(f64, f64)> = lower.iter().copied().zip(upper.iter().copied()).collect();
+    let tolerances = slsqp::StopTols {
+        xtol_abs: vec![options.tolerance; theta0.len()],
+        ..Default::default()
+    };
+    let (theta, met) = match slsqp::minimize(
+        objective,
+        theta0,
+        &bounds,
+        &constraints,
+        (),
+        options.max_iterations,
+        Some(tolerances),
+    ) {
+        Ok((status, x, _)) => (x, !matches!(status, slsqp::SuccessStatus::MaxEvalReached)),
+        // Round-off limited: no further progress possible at this precision;
+        // the caller judges the point by its constraint value.
+        Err((slsqp::FailStatus::RoundoffLimited, x, _)) => (x, true),
+        Err((_, x, _)) => (x, false),
+    };
+    (theta, evaluations.get(), met)
+}
+
+/// A fix checked by the exact label.
+#[derive(Clone, Debug, PartialEq)]
+pub struct VerifiedFix {
+    /// The last attempt.
+    pub fixed: Fixed,
+    /// C_l of the last attempt.
+    pub level: f64,
+    /// Attempts made (1 = the first one passed or no retry allowed).
+    pub attempts: usize,
+    /// Whether the exact label finds the result collision-free.
+    pub free: bool,
+}
+
+/// Fixes `pose` (θ₀ = its encoding, everything else from it), labels the
+/// result exactly and, while it collides, retries from θ₀ at C_l raised by
+/// `step`, at most `retries` times.
+#[allow(clippy::too_many_arguments)]
+pub fn fix_verified(
+    field: &CollisionField,
+    space: &PoseSpace,
+    distance: &PoseDistance,
+    limits: &JointLimits,
+    label: &SelfCollisionLabel,
+    pose: &Pose,
+    options: &FixOptions,
+    retries: usize,
+    step: f64,
+) -> Result<(VerifiedFix, Pose)> {
+    let theta0 = space.encode(pose)?;
+    let mut options = options.clone();
+    let mut attempts = 0;
+    loop {
+        attempts += 1;
+        let fixed = fix(field, space, distance, limits, &theta0, &options)?;
+        let fixed_pose = space.decode(&fixed.theta, pose)?;
+        let free = !label.label(&fixed_pose, true)?.collides();
+        if free || attempts > retries {
+            return Ok((
+                VerifiedFix {
+                    fixed,
+                    level: options.level,
+                    attempts,
+                    free,
+                },
+                fixed_pose,
+            ));
+        }
+        options.level += step;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::posefix::field::tests::random_field;
+
+    fn space_of(joints: usize) -> PoseSpace {
+        PoseSpace {
+            joints: (0..joints).collect(),
+            names: (0..joints).map(|j| format!("j{j}")).collect(),
+        }
+    }
+
+    fn wide_limits(space: &PoseSpace, bound: f64) -> JointLimits {
+        JointLimits {
+            joints: space
+                .names
+                .iter()
+                .map(|n| (n.clone(), [-bound; 6], [bound; 6]))
+                .collect(),
+        }
+    }
+
+    /// Both solvers end on the constraint, at a stationary point of the
+    /// Lagrangian (θ − θ₀ parallel to W⁻¹∇g), and agree with each other.
+    #[test]
+    fn solvers_satisfy_the_constraint_and_are_stationary() {
+        let field = random_field(&[12, 24, 24, 1], 11);
+        let space = space_of(2);
+        // Bounds far away: the stationarity below is that of the free problem.
+        let limits = wide_limits(&space, 100.0);
+        let distance = PoseDistance {
+            weights: (0..12).map(|i| 1.0 + (i / 6) as f64).collect(),
+        };
+        // A start on the rotations and a level above its g.
+        let t: Vec<f64> = (0..12).map(|i| ((i * 7) as f64 * 0.61).sin()).collect();
+        let theta0 = space.project(&t).unwrap();
+        let level = field.value(&theta0) + 0.05;
+        let mut results = Vec::new();
+        for solver in [Solver::Projection, Solver::Slsqp] {
+            let options = FixOptions {
+                level,
+                solver,
+                max_iterations: 500,
+                tolerance: 1e-9,
+            };
+            // Without projection onto rotations, to test the optimiser itself.
+            let (lower, upper) = limits.bounds();
+            let (theta, _, met) = match solver {
+                Solver::Projection => {
+                    projection(&field, &distance, &lower, &upper, &theta0, &options)
+                }
+                Solver::Slsqp => slsqp_solve(&field, &distance, &lower, &upper, &theta0, &options),
+            };
+            assert!(met, "{solver:?} did not converge");
+            let (g, grad) = field.value_and_gradient(&theta);
+            assert!(
+                (g - level).abs() < 1e-5,
+                "{solver:?}: g {g} vs level {level}"
+            );
+            // Stationarity: W(θ − θ₀) = μ ∇g for one μ ≥ 0.
+            let lhs: Vec<f64> = (0..12)
+                .map(|i| distance.weights[i] * (theta[i] - theta0[i]))
+                .collect();
+            let mu = lhs.iter().zip(&grad).map(|(a, b)| a * b).sum::<f64>()
+                / grad.iter().map(|b| b * b).sum::<f64>();
+            assert!(mu > 0.0);
+            let residual: f64 = lhs
+                .iter()
+                .zip(&grad)
+                .map(|(a, b)| (a - mu * b).powi(2))
+                .sum::<f64>()
+                .sqrt();
+            let scale: f64 = lhs.iter().map(|a| a * a).sum::<f64>().sqrt();
+            assert!(
+                residual < 1e-3 * scale.max(1e-9),
+                "{solver:?}: not stationary ({residual} vs {scale})"
+            );
+            results.push(theta);
+        }
+        let gap = results[0]
+            .iter()
+            .zip(&results[1])
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f64::max);
+        assert!(gap < 1e-3, "the solvers disagree by {gap}");
+    }
+
+    #[test]
+    fn a_free_pose_is_left_alone_and_bad_input_is_an_error() {
+        let field = random_field(&[12, 8, 1], 2);
+        let space = space_of(2);
+        let limits = wide_limits(&space, 1.0);
+        let distance = PoseDistance {
+            weights: vec![1.0; 12],
+        };
+        let theta0 = space
+            .project(&[0.9, 0.1, 0.0, 0.0, 1.0, 0.2, 1.0, 0.0, 0.1, 0.3, 0.9, 0.0])
+            .unwrap();
+        let options = FixOptions {
+            level: field.value(&theta0) - 1.0,
+            ..Default::default()
+        };
+        let fixed = fix(&field, &space, &distance, &limits, &theta0, &options).unwrap();
+        assert_eq!(fixed.theta, theta0);
+        assert_eq!(fixed.distance, 0.0);
+        let mut nan = theta0.clone();
+        nan[3] = f64::NAN;
+        assert!(fix(&field, &space, &distance, &limits, &nan, &options).is_err());
+        assert!(fix(&field, &space, &distance, &limits, &theta0[..6], &options).is_err());
+    }
+}

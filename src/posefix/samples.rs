@@ -1,0 +1,204 @@
+//! Labelled poses: where the collision field's training poses come from
+//! (motion-capture frames, the same plus Gaussian noise, uniform within the
+//! joint limits) and how a set of them is labelled and stored.
+//!
+//! Every θ is on the rotation manifold ([`PoseSpace::project`]) and is
+//! labelled as the pose [`PoseSpace::decode`] makes of it on the rest pose
+//! (root at the origin, fingers straight): the field sees nothing else.
+//!
+//! File (`*.poses`): magic `SENCPOS1`, dims (u32), count (u64), then per
+//! pose θ (dims × f64 LE) and its label (u8: 1 colliding, 0 free).
+
+use std::path::Path;
+
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+use rand_distr::{Distribution, Normal};
+use rayon::prelude::*;
+
+use super::label::SelfCollisionLabel;
+use super::space::{JointLimits, PoseSpace};
+use crate::atomic_file::write_bytes_atomic;
+use crate::body::Pose;
+use crate::{Error, Result};
+
+const MAGIC: &[u8; 8] = b"SENCPOS1";
+
+/// θ of every frame of a motion.
+pub fn mocap(space: &PoseSpace, frames: &[Pose]) -> Result<Vec<Vec<f64>>> {
+    frames.iter().map(|p| space.encode(p)).collect()
+}
+
+/// `copies` noisy copies of each θ: N(0, σ²) on every component, projected
+/// back onto the rotations and clamped into the limits.
+pub fn noisy(
+    space: &PoseSpace,
+    limits: &JointLimits,
+    thetas: &[Vec<f64>],
+    sigma: f64,
+    copies: usize,
+    rng: &mut ChaCha8Rng,
+) -> Vec<Vec<f64>> {
+    let normal = Normal::new(0.0, sigma.max(0.0)).expect("finite sigma");
+    let (lower, upper) = limits.bounds();
+    let mut out = Vec::new();
+    for theta in thetas {
+        for _ in 0..copies {
+            let t: Vec<f64> = theta
+                .iter()
+                .enumerate()
+                .map(|(i, v)| (v + normal.sample(rng)).clamp(lower[i], upper[i]))
+                .collect();
+            if let Some(p) = space.project(&t) {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+/// `count` poses uniform in the limits' box, projected onto the rotations.
+pub fn uniform(
+    space: &PoseSpace,
+    limits: &JointLimits,
+    count: usize,
+    rng: &mut ChaCha8Rng,
+) -> Vec<Vec<f64>> {
+    let (lower, upper) = limits.bounds();
+    let mut out = Vec::with_capacity(count);
+    while out.len() < count {
+        let t: Vec<f64> = lower
+            .iter()
+            .zip(&upper)
+            .map(|(l, h)| if h > l { rng.random_range(*l..*h) } else { *l })
+            .collect();
+        if let Some(p) = space.project(&t) {
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// Labels every θ (decoded on `base`), in parallel; `true` = colliding.
+pub fn label_all(
+    label: &SelfCollisionLabel,
+    space: &PoseSpace,
+    base: &Pose,
+    thetas: &[Vec<f64>],
+) -> Result<Vec<bool>> {
+    thetas
+        .par_iter()
+        .map(|t| Ok(label.label(&space.decode(t, base)?, true)?.collides()))
+        .collect()
+}
+
+/// Poses and their labels.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LabelledPoses {
+    /// Dimension of θ.
+    pub dims: usize,
+    /// θ of each pose.
+    pub thetas: Vec<Vec<f64>>,
+    /// Whether each collides.
+    pub colliding: Vec<bool>,
+}
+
+impl LabelledPoses {
+    /// Number of poses.
+    pub fn len(&self) -> usize {
+        self.thetas.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.thetas.is_empty()
+    }
+
+    /// Share of colliding poses.
+    pub fn colliding_share(&self) -> f64 {
+        self.colliding.iter().filter(|&&c| c).count() as f64 / self.len().max(1) as f64
+    }
+
+    /// Appends `other` (same dims).
+    pub fn extend(&mut self, other: LabelledPoses) {
+        self.thetas.extend(other.thetas);
+        self.colliding.extend(other.colliding);
+    }
+
+    /// Writes the set atomically.
+    pub fn write(&self, path: &Path) -> Result<()> {
+        let mut bytes = MAGIC.to_vec();
+        bytes.extend_from_slice(&(self.dims as u32).to_le_bytes());
+        bytes.extend_from_slice(&(self.len() as u64).to_le_bytes());
+        for (t, &c) in self.thetas.iter().zip(&self.colliding) {
+            t.iter()
+                .for_each(|v| bytes.extend_from_slice(&v.to_le_bytes()));
+            bytes.push(u8::from(c));
+        }
+        write_bytes_atomic(path, &bytes)
+    }
+
+    /// Reads a set written by [`LabelledPoses::write`]; any damage is an
+    /// error naming the file.
+    pub fn read(path: &Path) -> Result<LabelledPoses> {
+        let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+        if bytes.len() < 20 || &bytes[..8] != MAGIC {
+            return Err(Error::parse(path, "not a labelled-pose file"));
+        }
+        let dims = u32::from_le_bytes(bytes[8..12].try_into().expect("4")) as usize;
+        let count = u64::from_le_bytes(bytes[12..20].try_into().expect("8")) as usize;
+        let record = 8 * dims + 1;
+        if dims == 0 || bytes.len() - 20 != count.saturating_mul(record) {
+            return Err(Error::parse(
+                path,
+                format!(
+                    "{} bytes of poses for {count} poses of {dims} numbers",
+                    bytes.len() - 20
+                ),
+            ));
+        }
+        let mut set = LabelledPoses {
+            dims,
+            ..Default::default()
+        };
+        for r in bytes[20..].chunks_exact(record) {
+            let t: Vec<f64> = r[..8 * dims]
+                .chunks_exact(8)
+                .map(|c| f64::from_le_bytes(c.try_into().expect("8")))
+                .collect();
+            if t.iter().any(|v| !v.is_finite()) || r[8 * dims] > 1 {
+                return Err(Error::parse(
+                    path,
+                    "a pose is not finite or its label not 0/1",
+                ));
+            }
+            set.thetas.push(t);
+            set.colliding.push(r[8 * dims] == 1);
+        }
+        Ok(set)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labelled_poses_round_trip_and_reject_damage() {
+        let set = LabelledPoses {
+            dims: 3,
+            thetas: vec![vec![0.1, -0.2, 0.3], vec![1.0, 0.0, -1.0]],
+            colliding: vec![true, false],
+        };
+        let dir = std::env::temp_dir().join(format!("senc_poses_{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("a.poses");
+        set.write(&path).unwrap();
+        assert_eq!(LabelledPoses::read(&path).unwrap(), set);
+        let bytes = std::fs::read(&path).unwrap();
+        std::fs::write(&path, &bytes[..bytes.len() - 1]).unwrap();
+        let err = LabelledPoses::read(&path).unwrap_err().to_string();
+        assert!(err.contains("a.poses"), "{err}");
+        std::fs::remove_dir_all(&dir).ok();
+    }
+}

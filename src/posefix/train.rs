@@ -1,0 +1,832 @@
+//! Training the collision field (burn, Adam): the sign loss on labelled
+//! poses plus a gradient term that makes g a signed distance in pose space,
+//! with active learning that labels the poses gradient descent on ½g²
+//! passes through (they crowd the boundary the field must get right).
+//!
+//! With ι = +1 for a free pose and −1 for a colliding one, per pose:
+//! - sign: L_sign = max(−g·ι, 0) (or, for the classifier ablation, the
+//!   logistic loss ln(1 + e^{−g·ι}));
+//! - gradient term, weight `gradient_weight`: the temporal difference
+//!   L_TD = |g(θ + vΔt) − g(θ − vΔt) − 2Δt| with v = ∇g/‖∇g‖ held fixed
+//!   (∇g from one backward pass through the input), or the plain
+//!   |∂g/∂v − 1| = |‖∇g‖ − 1|, its derivative along v from a forward-mode
+//!   pass (żₗ = żₗ₋₁Wₗ, ḣₗ = σ(βzₗ)żₗ) so burn needs no second-order
+//!   gradient.
+//!
+//! Output directory:
+//! ```text
+//! field.ron, weights.bin      the field (inference: [`CollisionField`])
+//! labels/initial.poses        the labelled sampled poses (+ data.ron recipe)
+//! labels/active_EEEE.poses    poses labelled by active learning at epoch E
+//! checkpoint/                 the field, Adam's state (optimizer.bpk) and
+//!                             the epoch and RNG (state.json), replaced at
+//!                             once after every epoch: resuming is
+//!                             bit-identical
+//! log.csv                     one row per epoch
+//! ```
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use burn::module::{Module, Param};
+use burn::nn::Linear;
+use burn::optim::{AdamConfig, GradientsParams, ModuleOptimizer, OptimizerRecord};
+use burn::tensor::activation::{relu, sigmoid, softplus};
+use burn::tensor::{Bytes, Device, Tensor, TensorData};
+use rand::SeedableRng;
+use rand::seq::SliceRandom;
+use rand_chacha::ChaCha8Rng;
+use rand_distr::{Distribution, Uniform};
+use serde::{Deserialize, Serialize};
+
+use super::config::{GradientTerm, PoseDataConfig, PosefixConfig};
+use super::field::{BodyFingerprint, CollisionField, FieldInfo, Layer};
+use super::label::SelfCollisionLabel;
+use super::samples::{self, LabelledPoses};
+use super::space::{JointLimits, PoseSpace};
+use crate::atomic_file::{replace_dir, sibling_path, write_bytes_atomic};
+use crate::body::{Body, Pose};
+use crate::train::checkpoint::RngState;
+use crate::{Error, Result};
+
+/// What the training works on.
+pub struct FieldProblem<'a> {
+    /// The body.
+    pub body: &'a Body,
+    /// The pose space.
+    pub space: &'a PoseSpace,
+    /// Its limits (samplers and active learning stay inside).
+    pub limits: &'a JointLimits,
+    /// The exact label.
+    pub label: &'a SelfCollisionLabel<'a>,
+}
+
+impl FieldProblem<'_> {
+    fn base(&self) -> Pose {
+        Pose::rest(self.body.skeleton.len())
+    }
+
+    /// Labels `thetas`, in chunks, calling `progress(done, total)`.
+    pub fn label(
+        &self,
+        thetas: Vec<Vec<f64>>,
+        progress: &dyn Fn(usize, usize),
+    ) -> Result<LabelledPoses> {
+        let base = self.base();
+        let mut colliding = Vec::with_capacity(thetas.len());
+        for chunk in thetas.chunks(500) {
+            colliding.extend(samples::label_all(self.label, self.space, &base, chunk)?);
+            progress(colliding.len(), thetas.len());
+        }
+        Ok(LabelledPoses {
+            dims: self.space.dims(),
+            thetas,
+            colliding,
+        })
+    }
+}
+
+/// The sampled poses of `data`: mocap frames, their noisy copies, uniform.
+pub fn sample_poses(problem: &FieldProblem, data: &PoseDataConfig) -> Result<Vec<Vec<f64>>> {
+    let mut rng = ChaCha8Rng::seed_from_u64(data.seed);
+    let mut frames = Vec::new();
+    for name in &data.motions {
+        let motion = crate::motion::Motion::load(Path::new(name), problem.body)?;
+        let every: Vec<Pose> = motion.frames.into_iter().step_by(data.every).collect();
+        frames.extend(samples::mocap(problem.space, &every)?);
+    }
+    let mut thetas = frames.clone();
+    for &sigma in &data.noise {
+        thetas.extend(samples::noisy(
+            problem.space,
+            problem.limits,
+            &frames,
+            sigma,
+            data.copies,
+            &mut rng,
+        ));
+    }
+    thetas.extend(samples::uniform(
+        problem.space,
+        problem.limits,
+        data.uniform,
+        &mut rng,
+    ));
+    Ok(thetas)
+}
+
+/// The labelled initial poses of `dir` (`labels/initial.poses`), made and
+/// stored when missing; a stored set made from another data recipe is an
+/// error (delete it or use another directory).
+pub fn initial_poses(
+    problem: &FieldProblem,
+    data: &PoseDataConfig,
+    dir: &Path,
+    progress: &dyn Fn(usize, usize),
+) -> Result<LabelledPoses> {
+    let labels = dir.join("labels");
+    let path = labels.join("initial.poses");
+    let recipe_path = labels.join("data.ron");
+    let recipe = ron::ser::to_string_pretty(data, Default::default())
+        .map_err(|e| Error::invalid(format!("cannot serialise the data recipe: {e}")))?;
+    if path.is_file() {
+        let stored = std::fs::read_to_string(&recipe_path).unwrap_or_default();
+        if stored != recipe {
+            return Err(Error::invalid(format!(
+                "{} was made from another data recipe ({}); delete it or train into another directory",
+                path.display(),
+                recipe_path.display()
+            )));
+        }
+        return LabelledPoses::read(&path);
+    }
+    std::fs::create_dir_all(&labels).map_err(|e| Error::io(&labels, e))?;
+    let set = problem.label(sample_poses(problem, data)?, progress)?;
+    write_bytes_atomic(&recipe_path, recipe.as_bytes())?;
+    set.write(&path)?;
+    Ok(set)
+}
+
+/// Splits `set` into (training, held-out) by a seeded shuffle.
+pub fn split(set: LabelledPoses, held_out: f64, seed: u64) -> (LabelledPoses, LabelledPoses) {
+    let mut order: Vec<usize> = (0..set.len()).collect();
+    order.shuffle(&mut ChaCha8Rng::seed_from_u64(seed ^ 0x5eed));
+    let n_out = (held_out * set.len() as f64).round() as usize;
+    let pick = |idx: &[usize]| LabelledPoses {
+        dims: set.dims,
+        thetas: idx.iter().map(|&i| set.thetas[i].clone()).collect(),
+        colliding: idx.iter().map(|&i| set.colliding[i]).collect(),
+    };
+    (pick(&order[n_out..]), pick(&order[..n_out]))
+}
+
+/// How well a field matches labelled poses.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct FieldQuality {
+    /// Share of poses whose sign of g matches the label.
+    pub sign_accuracy: f64,
+    /// Share of colliding poses with g < 0.
+    pub colliding_recall: f64,
+    /// ‖∇g‖ at the 5th, 50th and 95th percentile.
+    pub gradient_norm: [f64; 3],
+}
+
+/// The quality of `field` on `set`.
+pub fn field_quality(field: &CollisionField, set: &LabelledPoses) -> FieldQuality {
+    use rayon::prelude::*;
+    let results: Vec<(f64, f64)> = set
+        .thetas
+        .par_iter()
+        .map(|t| {
+            let (g, grad) = field.value_and_gradient(t);
+            (g, grad.iter().map(|v| v * v).sum::<f64>().sqrt())
+        })
+        .collect();
+    let n = set.len().max(1) as f64;
+    let right = results
+        .iter()
+        .zip(&set.colliding)
+        .filter(|((g, _), c)| (*g < 0.0) == **c)
+        .count();
+    let colliding = set.colliding.iter().filter(|&&c| c).count();
+    let caught = results
+        .iter()
+        .zip(&set.colliding)
+        .filter(|((g, _), c)| **c && *g < 0.0)
+        .count();
+    let mut norms: Vec<f64> = results.iter().map(|r| r.1).collect();
+    norms.sort_by(f64::total_cmp);
+    let pct = |p: f64| {
+        norms
+            .get(((norms.len().max(1) - 1) as f64 * p).round() as usize)
+            .copied()
+            .unwrap_or(f64::NAN)
+    };
+    FieldQuality {
+        sign_accuracy: right as f64 / n,
+        colliding_recall: caught as f64 / colliding.max(1) as f64,
+        gradient_norm: [pct(0.05), pct(0.5), pct(0.95)],
+    }
+}
+
+/// One epoch's record.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EpochRecord {
+    /// Epoch (1-based).
+    pub epoch: usize,
+    /// Mean sign loss.
+    pub sign_loss: f64,
+    /// Mean gradient term (unweighted).
+    pub gradient_loss: f64,
+    /// Labelled poses trained on.
+    pub poses: usize,
+    /// On the held-out poses.
+    pub held_out: FieldQuality,
+    /// Wall seconds of the epoch (labelling included).
+    pub seconds: f64,
+}
+
+impl EpochRecord {
+    const HEADER: &'static str = "epoch,sign_loss,gradient_loss,poses,held_out_sign_accuracy,held_out_colliding_recall,grad_norm_p5,grad_norm_p50,grad_norm_p95,seconds";
+
+    fn csv(&self) -> String {
+        let q = &self.held_out;
+        format!(
+            "{},{:.6e},{:.6e},{},{:.5},{:.5},{:.4},{:.4},{:.4},{:.2}",
+            self.epoch,
+            self.sign_loss,
+            self.gradient_loss,
+            self.poses,
+            q.sign_accuracy,
+            q.colliding_recall,
+            q.gradient_norm[0],
+            q.gradient_norm[1],
+            q.gradient_norm[2],
+            self.seconds
+        )
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TrainState {
+    epoch: usize,
+    rng: RngState,
+}
+
+#[derive(Module, Debug)]
+struct FieldNet {
+    layers: Vec<Linear>,
+}
+
+impl FieldNet {
+    fn new(widths: &[usize], rng: &mut ChaCha8Rng, device: &Device) -> FieldNet {
+        let layers = widths
+            .windows(2)
+            .map(|w| {
+                // Glorot-uniform weights, zero biases.
+                let limit = (6.0 / (w[0] + w[1]) as f64).sqrt() as f32;
+                let uniform = Uniform::new_inclusive(-limit, limit).expect("finite limit");
+                let weight: Vec<f32> = (0..w[0] * w[1]).map(|_| uniform.sample(rng)).collect();
+                Linear {
+                    weight: Param::from_data(TensorData::new(weight, [w[0], w[1]]), device),
+                    bias: Some(Param::from_data(
+                        TensorData::new(vec![0.0f32; w[1]], [w[1]]),
+                        device,
+                    )),
+                }
+            })
+            .collect();
+        FieldNet { layers }
+    }
+
+    fn from_field(field: &CollisionField, device: &Device) -> FieldNet {
+        let f32s = |v: &[f64]| v.iter().map(|&x| x as f32).collect::<Vec<f32>>();
+        FieldNet {
+            layers: field
+                .layers
+                .iter()
+                .map(|l| Linear {
+                    weight: Param::from_data(
+                        TensorData::new(f32s(&l.weight), [l.inputs, l.outputs]),
+                        device,
+                    ),
+                    bias: Some(Param::from_data(
+                        TensorData::new(f32s(&l.bias), [l.outputs]),
+                        device,
+                    )),
+                })
+                .collect(),
+        }
+    }
+
+    fn forward(&self, x: Tensor<2>, beta: f64) -> Tensor<2> {
+        let last = self.layers.len() - 1;
+        let mut h = x;
+        for (l, layer) in self.layers.iter().enumerate() {
+            h = layer.forward(h);
+            if l != last {
+                h = softplus(h, beta);
+            }
+        }
+        h
+    }
+
+    /// g and its derivative along `v` (forward mode).
+    fn forward_tangent(&self, x: Tensor<2>, v: Tensor<2>, beta: f64) -> (Tensor<2>, Tensor<2>) {
+        let last = self.layers.len() - 1;
+        let (mut h, mut dh) = (x, v);
+        for (l, layer) in self.layers.iter().enumerate() {
+            let z = layer.forward(h);
+            let dz = dh.matmul(layer.weight.val());
+            if l != last {
+                dh = sigmoid(z.clone() * beta) * dz;
+                h = softplus(z, beta);
+            } else {
+                h = z;
+                dh = dz;
+            }
+        }
+        (h, dh)
+    }
+
+    fn export(&self, info: FieldInfo, center: Vec<f64>) -> CollisionField {
+        let f64s = |t: TensorData| -> Vec<f64> {
+            t.convert::<f32>()
+                .try_to_vec::<f32>()
+                .expect("f32 tensor")
+                .into_iter()
+                .map(f64::from)
+                .collect()
+        };
+        let layers = self
+            .layers
+            .iter()
+            .map(|layer| {
+                let [inputs, outputs] = layer.weight.val().dims();
+                Layer {
+                    inputs,
+                    outputs,
+                    weight: f64s(layer.weight.val().into_data()),
+                    bias: layer
+                        .bias
+                        .as_ref()
+                        .map(|b| f64s(b.val().into_data()))
+                        .unwrap_or_else(|| vec![0.0; outputs]),
+                }
+            })
+            .collect();
+        CollisionField {
+            info,
+            center,
+            layers,
+        }
+    }
+}
+
+/// The unit gradient direction v = ∇g/‖∇g‖ at each row of `x` (no graph).
+fn unit_gradients(net: &FieldNet, x: &Tensor<2>, beta: f64) -> Tensor<2> {
+    let xg = x.clone().detach().require_grad();
+    let g = net.forward(xg.clone(), beta);
+    let grads = g.sum().backward();
+    let grad = xg.grad(&grads).expect("input gradient");
+    let norm = grad
+        .clone()
+        .powi_scalar(2)
+        .sum_dim(1)
+        .sqrt()
+        .clamp_min(1e-8);
+    grad / norm
+}
+
+/// L_TD = mean |g(x + vΔt) − g(x − vΔt) − 2Δt| for given directions v.
+fn temporal_difference(
+    net: &FieldNet,
+    x: Tensor<2>,
+    v: Tensor<2>,
+    beta: f64,
+    dt: f64,
+) -> Tensor<1> {
+    let step = v * dt;
+    let ahead = net.forward(x.clone() + step.clone(), beta);
+    let behind = net.forward(x - step, beta);
+    (ahead - behind - 2.0 * dt).abs().mean()
+}
+
+/// The losses of one batch: (total, sign, gradient term).
+fn batch_loss(
+    net: &FieldNet,
+    x: Tensor<2>,
+    iota: Tensor<2>,
+    config: &PosefixConfig,
+) -> (Tensor<1>, Tensor<1>, Option<Tensor<1>>) {
+    let beta = config.field.beta;
+    let t = &config.train;
+    let g = net.forward(x.clone(), beta);
+    let margin = g * iota;
+    let sign = match t.gradient_term {
+        GradientTerm::Classifier => softplus(margin.neg(), 1.0).mean(),
+        _ => relu(margin.neg()).mean(),
+    };
+    let gradient = match t.gradient_term {
+        GradientTerm::TemporalDifference => {
+            let v = unit_gradients(net, &x, beta);
+            Some(temporal_difference(net, x, v, beta, t.dt))
+        }
+        GradientTerm::GradientNorm => {
+            let v = unit_gradients(net, &x, beta);
+            let (_, along) = net.forward_tangent(x, v, beta);
+            Some((along - 1.0).abs().mean())
+        }
+        GradientTerm::None | GradientTerm::Classifier => None,
+    };
+    let total = match &gradient {
+        Some(term) => sign.clone() + term.clone() * t.gradient_weight,
+        None => sign.clone(),
+    };
+    (total, sign, gradient)
+}
+
+/// Active learning: from `starts`, `steps` steps of θ ← θ − η g ∇g (the
+/// descent on ½g², which heads for the boundary g = 0), projected onto the
+/// rotations and clamped into the limits; every step's pose is returned.
+pub fn active_paths(
+    field: &CollisionField,
+    problem: &FieldProblem,
+    starts: &[Vec<f64>],
+    steps: usize,
+    rate: f64,
+) -> Vec<Vec<f64>> {
+    use rayon::prelude::*;
+    let (lower, upper) = problem.limits.bounds();
+    starts
+        .par_iter()
+        .flat_map_iter(|start| {
+            let mut theta = start.clone();
+            let mut path = Vec::with_capacity(steps);
+            for _ in 0..steps {
+                let (g, grad) = field.value_and_gradient(&theta);
+                let moved: Vec<f64> = theta
+                    .iter()
+                    .zip(&grad)
+                    .enumerate()
+                    .map(|(i, (t, d))| (t - rate * g * d).clamp(lower[i], upper[i]))
+                    .collect();
+                match problem.space.project(&moved) {
+                    Some(p) => theta = p,
+                    None => break,
+                }
+                path.push(theta.clone());
+            }
+            path
+        })
+        .collect()
+}
+
+/// What training reports along the way.
+pub trait FieldTrainingObserver {
+    /// Labelling progress of the initial poses.
+    fn labelling(&self, _done: usize, _total: usize) {}
+    /// An epoch finished.
+    fn epoch(&self, _record: &EpochRecord, _epochs: usize) {}
+    /// Active learning labelled `poses` poses (`colliding` of them colliding).
+    fn active(&self, _epoch: usize, _poses: usize, _colliding: usize) {}
+}
+
+/// The result of a training run.
+#[derive(Clone, Debug)]
+pub struct TrainedField {
+    /// The field after the last epoch.
+    pub field: CollisionField,
+    /// Its quality on the held-out poses.
+    pub held_out: FieldQuality,
+    /// Labelled poses it was trained on.
+    pub poses: usize,
+    /// Epochs resumed from a checkpoint (0 for a fresh run).
+    pub resumed_from: usize,
+}
+
+/// Trains (or resumes training of) a field into `dir`.
+pub fn train_field(
+    problem: &FieldProblem,
+    config: &PosefixConfig,
+    dir: &Path,
+    observer: &dyn FieldTrainingObserver,
+) -> Result<TrainedField> {
+    let device = Device::flex().autodiff();
+    let t = &config.train;
+    let initial = initial_poses(problem, &config.data, dir, &|d, n| observer.labelling(d, n))?;
+    let (mut training, held_out) = split(initial, config.data.held_out, config.data.seed);
+    let dims = problem.space.dims();
+    let center: Vec<f64> = (0..dims)
+        .map(|i| training.thetas.iter().map(|th| th[i]).sum::<f64>() / training.len().max(1) as f64)
+        .collect();
+    let mut widths = vec![dims];
+    widths.extend(&config.field.hidden);
+    widths.push(1);
+    let info = |epochs: usize, poses: usize| FieldInfo {
+        joints: problem.space.names.clone(),
+        body: BodyFingerprint::of(problem.body),
+        widths: widths.clone(),
+        beta: config.field.beta,
+        trained_with: format!("{:?}", t.gradient_term),
+        epochs,
+        poses,
+    };
+    let state_path = dir.join(CHECKPOINT).join("state.json");
+    let optimizer_path = dir.join(CHECKPOINT).join("optimizer.bpk");
+    let log_path = dir.join("log.csv");
+    let mut optimizer: ModuleOptimizer = AdamConfig::new().init();
+    let (mut net, mut rng, start) = if state_path.is_file() {
+        let state: TrainState = serde_json::from_slice(
+            &std::fs::read(&state_path).map_err(|e| Error::io(&state_path, e))?,
+        )
+        .map_err(|e| Error::parse(&state_path, e.to_string()))?;
+        let field = CollisionField::load(&dir.join(CHECKPOINT))?;
+        if field.info.widths != widths || field.info.beta != config.field.beta {
+            return Err(Error::invalid(format!(
+                "{}: the stored field has widths {:?} (β {}), the config {:?} (β {}); train into another directory",
+                dir.display(),
+                field.info.widths,
+                field.info.beta,
+                widths,
+                config.field.beta
+            )));
+        }
+        let bytes = std::fs::read(&optimizer_path).map_err(|e| Error::io(&optimizer_path, e))?;
+        let record = OptimizerRecord::from_bytes(Bytes::from_bytes_vec(bytes))
+            .map_err(|e| Error::parse(&optimizer_path, e.to_string()))?;
+        optimizer = optimizer.load_record(record);
+        for e in 1..=state.epoch {
+            let path = active_path(dir, e);
+            if path.is_file() {
+                training.extend(LabelledPoses::read(&path)?);
+            }
+        }
+        (
+            FieldNet::from_field(&field, &device),
+            state.rng.restore()?,
+            state.epoch,
+        )
+    } else {
+        let mut rng = ChaCha8Rng::seed_from_u64(t.seed);
+        (FieldNet::new(&widths, &mut rng, &device), rng, 0)
+    };
+    let mut log: Vec<String> = std::fs::read_to_string(&log_path)
+        .unwrap_or_default()
+        .lines()
+        .skip(1)
+        .filter(|l| {
+            l.split(',')
+                .next()
+                .and_then(|e| e.parse::<usize>().ok())
+                .is_some_and(|e| e <= start)
+        })
+        .map(str::to_string)
+        .collect();
+    let mut field = net.export(info(start, training.len()), center.clone());
+    let mut quality = field_quality(&field, &held_out);
+    for epoch in start + 1..=t.epochs {
+        let clock = Instant::now();
+        if t.active_every > 0 && epoch > 1 && (epoch - 1) % t.active_every == 0 {
+            let path = active_path(dir, epoch);
+            let found = if path.is_file() {
+                LabelledPoses::read(&path)?
+            } else {
+                let mut pick = ChaCha8Rng::seed_from_u64(t.seed ^ (epoch as u64) << 20);
+                let starts: Vec<Vec<f64>> = (0..t.active_poses)
+                    .map(|_| {
+                        training.thetas[Uniform::new(0, training.len())
+                            .expect("non-empty set")
+                            .sample(&mut pick)]
+                        .clone()
+                    })
+                    .collect();
+                let current = net.export(info(epoch - 1, training.len()), center.clone());
+                let thetas =
+                    active_paths(&current, problem, &starts, t.active_steps, t.active_rate);
+                let set = problem.label(thetas, &|_, _| {})?;
+                set.write(&path)?;
+                set
+            };
+            observer.active(
+                epoch,
+                found.len(),
+                found.colliding.iter().filter(|&&c| c).count(),
+            );
+            training.extend(found);
+        }
+        let lr = t.learning_rate * t.decay.powi(((epoch - 1) / t.decay_every) as i32);
+        let mut order: Vec<usize> = (0..training.len()).collect();
+        order.shuffle(&mut rng);
+        let (mut sign_sum, mut grad_sum) = (0.0, 0.0);
+        for batch in order.chunks(t.batch) {
+            let b = batch.len();
+            let xs: Vec<f32> = batch
+                .iter()
+                .flat_map(|&i| {
+                    training.thetas[i]
+                        .iter()
+                        .zip(&center)
+                        .map(|(v, c)| (v - c) as f32)
+                })
+                .collect();
+            let iota: Vec<f32> = batch
+                .iter()
+                .map(|&i| if training.colliding[i] { -1.0 } else { 1.0 })
+                .collect();
+            let x = Tensor::<2>::from_data(TensorData::new(xs, [b, dims]), &device);
+            let iota = Tensor::<2>::from_data(TensorData::new(iota, [b, 1]), &device);
+            let (total, sign, gradient) = batch_loss(&net, x, iota, config);
+            sign_sum += f64::from(sign.into_scalar::<f32>()) * b as f64;
+            if let Some(g) = gradient {
+                grad_sum += f64::from(g.into_scalar::<f32>()) * b as f64;
+            }
+            let grads = GradientsParams::from_grads(total.backward(), &net);
+            net = optimizer.step(lr, net, grads);
+        }
+        let n = training.len().max(1) as f64;
+        if !(sign_sum.is_finite() && grad_sum.is_finite()) {
+            return Err(Error::invalid(format!(
+                "field training diverged at epoch {epoch}; lower the learning rate"
+            )));
+        }
+        field = net.export(info(epoch, training.len()), center.clone());
+        quality = field_quality(&field, &held_out);
+        let record = EpochRecord {
+            epoch,
+            sign_loss: sign_sum / n,
+            gradient_loss: grad_sum / n,
+            poses: training.len(),
+            held_out: quality.clone(),
+            seconds: clock.elapsed().as_secs_f64(),
+        };
+        log.push(record.csv());
+        save_checkpoint(dir, &field, &optimizer, epoch, &rng, &log)?;
+        observer.epoch(&record, t.epochs);
+    }
+    Ok(TrainedField {
+        field,
+        held_out: quality,
+        poses: training.len(),
+        resumed_from: start,
+    })
+}
+
+/// The resumable state: the field, Adam's state and the epoch, together.
+const CHECKPOINT: &str = "checkpoint";
+
+fn active_path(dir: &Path, epoch: usize) -> PathBuf {
+    dir.join(format!("labels/active_{epoch:04}.poses"))
+}
+
+fn save_checkpoint(
+    dir: &Path,
+    field: &CollisionField,
+    optimizer: &ModuleOptimizer,
+    epoch: usize,
+    rng: &ChaCha8Rng,
+    log: &[String],
+) -> Result<()> {
+    // Weights, optimizer and state replace the checkpoint directory at once,
+    // so a resumed run always starts from one consistent epoch.
+    let checkpoint = dir.join(CHECKPOINT);
+    let tmp = sibling_path(&checkpoint, "tmp");
+    let _ = std::fs::remove_dir_all(&tmp);
+    field.save(&tmp)?;
+    let optimizer_path = tmp.join("optimizer.bpk");
+    let bytes = optimizer
+        .to_record()
+        .into_bytes()
+        .map_err(|e| Error::parse(&optimizer_path, e.to_string()))?;
+    write_bytes_atomic(&optimizer_path, &bytes)?;
+    let state = TrainState {
+        epoch,
+        rng: RngState::capture(rng),
+    };
+    write_bytes_atomic(
+        &tmp.join("state.json"),
+        &serde_json::to_vec_pretty(&state).expect("plain data"),
+    )?;
+    replace_dir(&tmp, &checkpoint)?;
+    field.save(dir)?;
+    let mut text = EpochRecord::HEADER.to_string();
+    for line in log {
+        text.push('\n');
+        text.push_str(line);
+    }
+    text.push('\n');
+    write_bytes_atomic(&dir.join("log.csv"), text.as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tensor(values: Vec<f32>, rows: usize, device: &Device) -> Tensor<2> {
+        let cols = values.len() / rows;
+        Tensor::<2>::from_data(TensorData::new(values, [rows, cols]), device)
+    }
+
+    fn info(widths: &[usize]) -> FieldInfo {
+        FieldInfo {
+            joints: vec!["a".into(), "b".into()],
+            body: BodyFingerprint {
+                vertices: 0,
+                faces: 0,
+                joints: 0,
+                rest_sum: 0.0,
+            },
+            widths: widths.to_vec(),
+            beta: 2.0,
+            trained_with: "test".into(),
+            epochs: 0,
+            poses: 0,
+        }
+    }
+
+    /// The network's input gradient direction and its forward-mode
+    /// derivative agree with the f64 field's analytic gradient, and L_TD is
+    /// 2Δt·|‖∇g‖ − 1| to first order.
+    #[test]
+    fn directions_and_tangents_match_the_exported_field() {
+        let device = Device::flex().autodiff();
+        let widths = [12, 16, 16, 1];
+        let mut rng = ChaCha8Rng::seed_from_u64(4);
+        let net = FieldNet::new(&widths, &mut rng, &device);
+        let field = net.export(info(&widths), vec![0.0; 12]);
+        let rows: Vec<Vec<f64>> = (0..3)
+            .map(|r| {
+                (0..12)
+                    .map(|i| ((i * 5 + r * 11) as f64 * 0.3).sin())
+                    .collect()
+            })
+            .collect();
+        let flat: Vec<f32> = rows.iter().flatten().map(|&v| v as f32).collect();
+        let x = tensor(flat, 3, &device);
+        let v = unit_gradients(&net, &x, 2.0);
+        let (_, along) = net.forward_tangent(x.clone(), v.clone(), 2.0);
+        let v: Vec<f32> = v.into_data().convert::<f32>().try_to_vec().unwrap();
+        let along: Vec<f32> = along.into_data().convert::<f32>().try_to_vec().unwrap();
+        let dt = 1e-2;
+        let td = temporal_difference(&net, x.clone(), tensor(v.clone(), 3, &device), 2.0, dt);
+        let td = f64::from(td.into_scalar::<f32>());
+        let mut expected_td = 0.0;
+        for (r, theta) in rows.iter().enumerate() {
+            let (_, grad) = field.value_and_gradient(theta);
+            let norm = grad.iter().map(|g| g * g).sum::<f64>().sqrt();
+            for i in 0..12 {
+                let want = grad[i] / norm;
+                assert!(
+                    (f64::from(v[r * 12 + i]) - want).abs() < 1e-4,
+                    "direction {r},{i}"
+                );
+            }
+            assert!(
+                (f64::from(along[r]) - norm).abs() < 1e-4 * (1.0 + norm),
+                "∂g/∂v {} vs ‖∇g‖ {norm}",
+                along[r]
+            );
+            expected_td += 2.0 * dt * (norm - 1.0).abs() / 3.0;
+        }
+        assert!(
+            (td - expected_td).abs() < 1e-3 * expected_td.max(1e-6) + 1e-6,
+            "L_TD {td} vs 2Δt|‖∇g‖ − 1| {expected_td}"
+        );
+    }
+
+    /// burn's gradient of L_TD (v held fixed) with respect to a weight
+    /// matches central finite differences of the same loss.
+    #[test]
+    fn temporal_difference_gradient_matches_finite_differences() {
+        let device = Device::flex().autodiff();
+        let widths = [6, 8, 1];
+        let mut rng = ChaCha8Rng::seed_from_u64(9);
+        let net = FieldNet::new(&widths, &mut rng, &device);
+        let base = net.export(info(&widths), vec![0.0; 6]);
+        let x: Vec<f32> = (0..12).map(|i| (i as f32 * 0.7).cos()).collect();
+        let v: Vec<f32> = (0..12).map(|i| (i as f32 * 1.3).sin()).collect();
+        // Δt large enough that the loss is far from the |·| kink.
+        let dt = 0.3;
+        let loss = |field: &CollisionField| -> f64 {
+            let n = FieldNet::from_field(field, &device);
+            let l = temporal_difference(
+                &n,
+                tensor(x.clone(), 2, &device),
+                tensor(v.clone(), 2, &device),
+                2.0,
+                dt,
+            );
+            f64::from(l.into_scalar::<f32>())
+        };
+        let l = temporal_difference(
+            &net,
+            tensor(x.clone(), 2, &device),
+            tensor(v.clone(), 2, &device),
+            2.0,
+            dt,
+        );
+        let grads = GradientsParams::from_grads(l.backward(), &net);
+        let id = net.layers[0].weight.id;
+        let analytic: Vec<f32> = grads
+            .get::<2>(id)
+            .expect("gradient of the first weight")
+            .into_data()
+            .convert::<f32>()
+            .try_to_vec()
+            .unwrap();
+        for k in [0, 5, 17, 40] {
+            let h = 1e-2;
+            let mut plus = base.clone();
+            plus.layers[0].weight[k] += h;
+            let mut minus = base.clone();
+            minus.layers[0].weight[k] -= h;
+            let fd = (loss(&plus) - loss(&minus)) / (2.0 * h);
+            let a = f64::from(analytic[k]);
+            assert!(
+                (fd - a).abs() < 2e-3 + 1e-2 * a.abs(),
+                "∂L_TD/∂w{k}: burn {a} vs finite differences {fd}"
+            );
+        }
+    }
+}
