@@ -18,7 +18,7 @@ use senc::posefix::label::{Label, SelfCollisionLabel};
 use senc::posefix::sequence::{fix_motion, motion_measures};
 use senc::posefix::space::{JointLimits, PoseSpace};
 use senc::posefix::train::{
-    EpochRecord, FieldProblem, FieldTrainingObserver, field_quality, train_field,
+    EpochRecord, FieldProblem, FieldTrainingObserver, field_quality, label_base, train_field,
 };
 
 use super::motion_args::MotionArgs;
@@ -366,6 +366,7 @@ fn train(args: TrainArgs) -> senc::Result<()> {
         space: &setup.space,
         limits: &limits,
         label: &label,
+        base: label_base(&setup.body, &config.data)?,
     };
     let progress = TrainProgress {
         labels: bar(0, "poses", "labelling"),

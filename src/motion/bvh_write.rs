@@ -5,7 +5,8 @@
 //! metres); every joint has `Zrotation Yrotation Xrotation` channels
 //! (intrinsic, so the rotation is Rz·Ry·Rx, in degrees with 9 decimals),
 //! the root also `Xposition Yposition Zposition` (its posed position). Leaf
-//! joints end in an `End Site` 5 cm further along their bone. Beside
+//! joints end in an `End Site` at their bone's rest tail (5 cm along the
+//! bone when the skeleton has none), which the reader aligns bones by. Beside
 //! `NAME.bvh` goes the joint map `NAME.ron` (names as they are, metres,
 //! Y up, no frame skipped) so that the reader retargets it one to one.
 
@@ -31,14 +32,16 @@ pub fn bvh_text(skeleton: &Skeleton, frames: &[Pose], fps: f64) -> Result<String
         )));
     }
     let mut text = String::from("HIERARCHY\n");
-    write_joint(&mut text, skeleton, 0, 0);
+    // Channel values follow the hierarchy's (depth-first) order.
+    let mut order = Vec::with_capacity(skeleton.len());
+    write_joint(&mut text, skeleton, 0, 0, &mut order);
     let _ = writeln!(text, "MOTION\nFrames: {}", frames.len());
     let _ = writeln!(text, "Frame Time: {:.9}", 1.0 / fps);
     for pose in frames {
         let root = skeleton.rest_positions[0] + pose.root_translation;
         let mut row = format!("{:.9} {:.9} {:.9}", root.x, root.y, root.z);
-        for q in &pose.local_rotations {
-            let (x, y, z) = q.euler_angles();
+        for &j in &order {
+            let (x, y, z) = pose.local_rotations[j].euler_angles();
             let _ = write!(
                 row,
                 " {:.9} {:.9} {:.9}",
@@ -53,7 +56,14 @@ pub fn bvh_text(skeleton: &Skeleton, frames: &[Pose], fps: f64) -> Result<String
     Ok(text)
 }
 
-fn write_joint(text: &mut String, skeleton: &Skeleton, j: usize, depth: usize) {
+fn write_joint(
+    text: &mut String,
+    skeleton: &Skeleton,
+    j: usize,
+    depth: usize,
+    order: &mut Vec<usize>,
+) {
+    order.push(j);
     let pad = "  ".repeat(depth);
     let offset = skeleton.rest_offset(j);
     let kind = if depth == 0 { "ROOT" } else { "JOINT" };
@@ -73,7 +83,10 @@ fn write_joint(text: &mut String, skeleton: &Skeleton, j: usize, depth: usize) {
     }
     let children: Vec<usize> = skeleton.children(j).collect();
     if children.is_empty() {
-        let along = offset.try_normalize(1e-12).unwrap_or(Vec3::y()) * 0.05;
+        let along = skeleton.rest_tails[j]
+            .map(|t| t - skeleton.rest_positions[j])
+            .filter(|d| d.norm() > 1e-9)
+            .unwrap_or_else(|| offset.try_normalize(1e-12).unwrap_or(Vec3::y()) * 0.05);
         let _ = writeln!(
             text,
             "{pad}  End Site\n{pad}  {{\n{pad}    OFFSET {:.9} {:.9} {:.9}\n{pad}  }}",
@@ -81,7 +94,7 @@ fn write_joint(text: &mut String, skeleton: &Skeleton, j: usize, depth: usize) {
         );
     }
     for c in children {
-        write_joint(text, skeleton, c, depth + 1);
+        write_joint(text, skeleton, c, depth + 1, order);
     }
     let _ = writeln!(text, "{pad}}}");
 }

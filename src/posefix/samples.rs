@@ -3,8 +3,9 @@
 //! joint limits) and how a set of them is labelled and stored.
 //!
 //! Every θ is on the rotation manifold ([`PoseSpace::project`]) and is
-//! labelled as the pose [`PoseSpace::decode`] makes of it on the rest pose
-//! (root at the origin, fingers straight): the field sees nothing else.
+//! labelled as the pose [`PoseSpace::decode`] makes of it on one base pose
+//! ([`super::train::label_base`]: the joints outside the space as in
+//! motion capture, the root at the origin): the field sees nothing else.
 //!
 //! File (`*.poses`): magic `SENCPOS1`, dims (u32), count (u64), then per
 //! pose θ (dims × f64 LE) and its label (u8: 1 colliding, 0 free).

@@ -18,7 +18,8 @@
 //! field.ron, weights.bin      the field (inference: [`CollisionField`])
 //! labels/initial.poses        the labelled sampled poses (+ data.ron recipe)
 //! labels/active_EEEE.poses    poses labelled by active learning at epoch E
-//! checkpoint/                 the field, Adam's state (optimizer.bpk) and
+//! checkpoint/                 the field, the network's record (net.bpk),
+//!                             Adam's state (optimizer.bpk) and
 //!                             the epoch and RNG (state.json), replaced at
 //!                             once after every epoch: resuming is
 //!                             bit-identical
@@ -31,6 +32,7 @@ use std::time::Instant;
 use burn::module::{Module, Param};
 use burn::nn::Linear;
 use burn::optim::{AdamConfig, GradientsParams, ModuleOptimizer, OptimizerRecord};
+use burn::store::ModuleRecord;
 use burn::tensor::activation::{relu, sigmoid, softplus};
 use burn::tensor::{Bytes, Device, Tensor, TensorData};
 use rand::SeedableRng;
@@ -59,11 +61,35 @@ pub struct FieldProblem<'a> {
     pub limits: &'a JointLimits,
     /// The exact label.
     pub label: &'a SelfCollisionLabel<'a>,
+    /// The pose θ is decoded on ([`label_base`]).
+    pub base: Pose,
+}
+
+/// The pose θ is decoded on for labelling: the first frame of the first
+/// training motion with its root at the origin, unturned. Its joints
+/// outside the pose space (the fixed hip offsets of the CMU skeleton, the
+/// fingers as captured) are then those of real motion, not of the rest
+/// pose (straight fingers reach into the thighs; no hip offset moves the
+/// legs together).
+pub fn label_base(body: &Body, data: &PoseDataConfig) -> Result<Pose> {
+    let first = data
+        .motions
+        .first()
+        .ok_or_else(|| Error::invalid("posefix data: no training motion"))?;
+    let motion = crate::motion::Motion::load(Path::new(first), body)?;
+    let mut base = motion
+        .frames
+        .first()
+        .cloned()
+        .ok_or_else(|| Error::invalid(format!("posefix data: {first} has no frame")))?;
+    base.root_translation = crate::Vec3::zeros();
+    base.local_rotations[0] = nalgebra::UnitQuaternion::identity();
+    Ok(base)
 }
 
 impl FieldProblem<'_> {
     fn base(&self) -> Pose {
-        Pose::rest(self.body.skeleton.len())
+        self.base.clone()
     }
 
     /// Labels `thetas`, in chunks, calling `progress(done, total)`.
@@ -127,8 +153,11 @@ pub fn initial_poses(
     let labels = dir.join("labels");
     let path = labels.join("initial.poses");
     let recipe_path = labels.join("data.ron");
-    let recipe = ron::ser::to_string_pretty(data, Default::default())
-        .map_err(|e| Error::invalid(format!("cannot serialise the data recipe: {e}")))?;
+    let recipe = format!(
+        "// labelled on the first frame of motions[0], root at the origin\n{}",
+        ron::ser::to_string_pretty(data, Default::default())
+            .map_err(|e| Error::invalid(format!("cannot serialise the data recipe: {e}")))?
+    );
     if path.is_file() {
         let stored = std::fs::read_to_string(&recipe_path).unwrap_or_default();
         if stored != recipe {
@@ -522,7 +551,8 @@ pub fn train_field(
             &std::fs::read(&state_path).map_err(|e| Error::io(&state_path, e))?,
         )
         .map_err(|e| Error::parse(&state_path, e.to_string()))?;
-        let field = CollisionField::load(&dir.join(CHECKPOINT))?;
+        let checkpoint = dir.join(CHECKPOINT);
+        let field = CollisionField::load(&checkpoint)?;
         if field.info.widths != widths || field.info.beta != config.field.beta {
             return Err(Error::invalid(format!(
                 "{}: the stored field has widths {:?} (β {}), the config {:?} (β {}); train into another directory",
@@ -543,11 +573,16 @@ pub fn train_field(
                 training.extend(LabelledPoses::read(&path)?);
             }
         }
-        (
-            FieldNet::from_field(&field, &device),
-            state.rng.restore()?,
-            state.epoch,
-        )
+        // The network comes back from its module record, not from the f64
+        // field: the record keeps the parameter ids Adam's state is keyed by.
+        let net_path = checkpoint.join("net.bpk");
+        let bytes = std::fs::read(&net_path).map_err(|e| Error::io(&net_path, e))?;
+        let record = ModuleRecord::from_bytes(Bytes::from_bytes_vec(bytes))
+            .map_err(|e| Error::parse(&net_path, e.to_string()))?;
+        let net = FieldNet::from_field(&field, &device)
+            .try_load_record(record)
+            .map_err(|e| Error::parse(&net_path, e.to_string()))?;
+        (net, state.rng.restore()?, state.epoch)
     } else {
         let mut rng = ChaCha8Rng::seed_from_u64(t.seed);
         (FieldNet::new(&widths, &mut rng, &device), rng, 0)
@@ -642,7 +677,7 @@ pub fn train_field(
             seconds: clock.elapsed().as_secs_f64(),
         };
         log.push(record.csv());
-        save_checkpoint(dir, &field, &optimizer, epoch, &rng, &log)?;
+        save_checkpoint(dir, &net, &field, &optimizer, epoch, &rng, &log)?;
         observer.epoch(&record, t.epochs);
     }
     Ok(TrainedField {
@@ -660,8 +695,10 @@ fn active_path(dir: &Path, epoch: usize) -> PathBuf {
     dir.join(format!("labels/active_{epoch:04}.poses"))
 }
 
+#[allow(clippy::too_many_arguments)]
 fn save_checkpoint(
     dir: &Path,
+    net: &FieldNet,
     field: &CollisionField,
     optimizer: &ModuleOptimizer,
     epoch: usize,
@@ -674,6 +711,13 @@ fn save_checkpoint(
     let tmp = sibling_path(&checkpoint, "tmp");
     let _ = std::fs::remove_dir_all(&tmp);
     field.save(&tmp)?;
+    let net_path = tmp.join("net.bpk");
+    let bytes = net
+        .clone()
+        .into_record()
+        .into_bytes()
+        .map_err(|e| Error::parse(&net_path, e.to_string()))?;
+    write_bytes_atomic(&net_path, &bytes)?;
     let optimizer_path = tmp.join("optimizer.bpk");
     let bytes = optimizer
         .to_record()

@@ -1,0 +1,194 @@
+//! Pose repair end to end: the BVH writer, the benchmark recipe, and
+//! `senc posefix train | eval | fix` on a small field (training resumes
+//! bit-identically; the outputs read back).
+
+use std::path::Path;
+use std::process::Command;
+
+use senc::body::{Body, PartMap};
+use senc::motion::{Motion, write_bvh};
+use senc::posefix::benchmark::Benchmark;
+use senc::posefix::label::SelfCollisionLabel;
+use senc::posefix::space::{JointLimits, PoseSpace};
+
+fn senc(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_senc"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn ok(out: &std::process::Output) -> String {
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Written frames of a real clip read back as the same poses (rotations to
+/// 1e-6 rad, root to 1e-6 m), with the joint map written beside them.
+#[test]
+fn bvh_writer_round_trips_through_the_reader() {
+    let body = Body::makehuman().unwrap();
+    let motion = Motion::builtin("01_03", &body).unwrap().slice(180..200);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("clip.bvh");
+    write_bvh(&path, &body.skeleton, &motion.frames, Motion::FPS).unwrap();
+    assert!(path.with_extension("ron").is_file());
+    let back = Motion::load(&path, &body).unwrap();
+    assert_eq!(back.len(), motion.len());
+    // The reader stands the first frame on the floor: the root may move by
+    // one constant offset, the same for every frame.
+    let shift = back.frames[0].root_translation - motion.frames[0].root_translation;
+    for (a, b) in motion.frames.iter().zip(&back.frames) {
+        assert!((b.root_translation - a.root_translation - shift).norm() < 1e-6);
+        for (qa, qb) in a.local_rotations.iter().zip(&b.local_rotations) {
+            assert!(
+                qa.angle_to(qb) < 1e-6,
+                "rotation off by {}",
+                qa.angle_to(qb)
+            );
+        }
+    }
+    let mut bad = motion.frames.clone();
+    bad[3].local_rotations[5] =
+        nalgebra::UnitQuaternion::new_unchecked(nalgebra::Quaternion::new(f64::NAN, 0.0, 0.0, 0.0));
+    let err = write_bvh(&path, &body.skeleton, &bad, 30.0).unwrap_err();
+    assert!(err.to_string().contains("frame 3"), "{err}");
+}
+
+/// The committed benchmark holds ≥ 300 poses, and the poses it names
+/// collide (a sample of captured and noisy ones, checked exactly).
+#[test]
+fn benchmark_poses_collide() {
+    let body = Body::makehuman().unwrap();
+    let space = PoseSpace::cmu_mb(&body.skeleton).unwrap();
+    let limits = JointLimits::shipped(&body, &space, 0.1).unwrap();
+    let benchmark = Benchmark::cmu_01_03().unwrap();
+    assert!(benchmark.entries.len() >= 300);
+    let label = SelfCollisionLabel::new(&body, &PartMap::cmu_mb().unwrap()).unwrap();
+    let motion = Motion::builtin("01_03", &body).unwrap();
+    let captured = benchmark.entries.iter().filter(|e| e.noise.is_none());
+    let noisy = benchmark.entries.iter().filter(|e| e.noise.is_some());
+    for entry in captured.step_by(40).chain(noisy.step_by(30)) {
+        let pose = benchmark.pose(entry, &motion, &space, &limits).unwrap();
+        assert!(
+            label.label(&pose, true).unwrap().collides(),
+            "{entry:?} does not collide"
+        );
+    }
+}
+
+const SMALL_CONFIG: &str = r#"(
+    data: (motions: ["01_01"], every: 40, noise: [0.1], copies: 4, uniform: 60,
+           limits: None, limit_margin: 0.1, held_out: 0.1, seed: 3),
+    field: (hidden: [16, 16], beta: 1.0),
+    train: (epochs: EPOCHS, batch: 32, learning_rate: 0.003, decay: 0.5, decay_every: 2,
+            gradient_term: TemporalDifference, gradient_weight: 1.0, dt: 0.01,
+            active_every: 2, active_poses: 8, active_steps: 2, active_rate: 0.5, seed: 5),
+)"#;
+
+fn write_config(dir: &Path, epochs: usize) -> String {
+    let path = dir.join(format!("small_{epochs}.ron"));
+    std::fs::write(&path, SMALL_CONFIG.replace("EPOCHS", &epochs.to_string())).unwrap();
+    path.display().to_string()
+}
+
+/// Training 4 epochs at once and 2 + 2 with a resume give the same bytes;
+/// `eval` scores the field on a benchmark; `fix` writes a BVH the reader
+/// takes back and before/after bodies; a missing field is a clear error.
+#[test]
+fn train_resume_eval_and_fix() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let straight = d.join("straight");
+    let resumed = d.join("resumed");
+    let out = ok(&senc(&[
+        "posefix",
+        "train",
+        "--config",
+        &write_config(d, 4),
+        "--out",
+        straight.to_str().unwrap(),
+    ]));
+    assert!(out.contains("done: field [132, 16, 16, 1]"), "{out}");
+    ok(&senc(&[
+        "posefix",
+        "train",
+        "--config",
+        &write_config(d, 2),
+        "--out",
+        resumed.to_str().unwrap(),
+    ]));
+    let out = ok(&senc(&[
+        "posefix",
+        "train",
+        "--config",
+        &write_config(d, 4),
+        "--out",
+        resumed.to_str().unwrap(),
+    ]));
+    assert!(out.contains("resumed after epoch 2"), "{out}");
+    assert_eq!(
+        std::fs::read(straight.join("weights.bin")).unwrap(),
+        std::fs::read(resumed.join("weights.bin")).unwrap(),
+        "a resumed run differs from a straight one"
+    );
+    let log = std::fs::read_to_string(straight.join("log.csv")).unwrap();
+    assert_eq!(log.lines().count(), 5, "{log}");
+    assert!(straight.join("labels/active_0003.poses").is_file());
+
+    // A three-pose benchmark from the committed one.
+    let mut benchmark = Benchmark::cmu_01_03().unwrap();
+    benchmark.entries.truncate(3);
+    let bench_path = d.join("bench.ron");
+    std::fs::write(&bench_path, ron::to_string(&benchmark).unwrap()).unwrap();
+    let json = ok(&senc(&[
+        "posefix",
+        "eval",
+        "--field",
+        straight.to_str().unwrap(),
+        "--benchmark",
+        bench_path.to_str().unwrap(),
+        "--retries",
+        "1",
+        "--json",
+    ]));
+    let report: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(report["repair"]["poses"], 3);
+    let scc = report["repair"]["scc"].as_f64().unwrap();
+    assert!((0.0..=1.0).contains(&scc));
+    assert!(report["repair"]["median_ms"].as_f64().unwrap() > 0.0);
+
+    let fixed = d.join("fixed");
+    let out = ok(&senc(&[
+        "posefix",
+        "fix",
+        "--field",
+        straight.to_str().unwrap(),
+        "--motion",
+        "01_03",
+        "--frames",
+        "189:192",
+        "--out",
+        fixed.to_str().unwrap(),
+    ]));
+    assert!(out.contains("colliding frames of 3"), "{out}");
+    assert!(fixed.join("before_00190.ply").is_file());
+    let body = Body::makehuman().unwrap();
+    let back = Motion::load(&fixed.join("fixed.bvh"), &body).unwrap();
+    assert_eq!(back.len(), 3);
+
+    let missing = senc(&[
+        "posefix",
+        "eval",
+        "--field",
+        d.join("nothing").to_str().unwrap(),
+    ]);
+    assert!(!missing.status.success());
+    let err = String::from_utf8_lossy(&missing.stderr);
+    assert!(err.contains("field.ron"), "{err}");
+}
