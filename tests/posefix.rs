@@ -83,7 +83,7 @@ fn benchmark_poses_collide() {
 }
 
 const SMALL_CONFIG: &str = r#"(
-    data: (motions: ["01_01"], every: 40, noise: [0.1], copies: 4, uniform: 60,
+    data: (motions: ["01_01"], every: 40, noise: [0.1], copies: 2, resampled_joints: [2], resampled_copies: 2, uniform: 60,
            limits: None, limit_margin: 0.1, held_out: 0.1, seed: 3),
     field: (hidden: [16, 16], beta: 1.0),
     train: (epochs: EPOCHS, batch: 32, learning_rate: 0.003, decay: 0.5, decay_every: 2,

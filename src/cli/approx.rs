@@ -62,13 +62,7 @@ pub fn run(args: Args) -> senc::Result<()> {
 }
 
 fn bar(total: usize, what: &str) -> ProgressBar {
-    let bar = ProgressBar::new(total as u64);
-    bar.set_style(
-        ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} drapes ({per_sec}, eta {eta})")
-            .expect("valid template"),
-    );
-    bar.set_message(what.to_string());
-    bar
+    super::progress::bar(total, "drapes", what)
 }
 
 fn data(args: DataArgs) -> senc::Result<()> {

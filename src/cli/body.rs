@@ -2,7 +2,6 @@
 
 use std::path::PathBuf;
 
-use indicatif::{ProgressBar, ProgressStyle};
 use senc::body::Body;
 use senc::mesh::write_ply_simple;
 
@@ -24,12 +23,7 @@ pub fn run(args: Args) -> senc::Result<()> {
     let body = Body::makehuman()?;
     let (motion, range) = args.motion.load_selected(&body)?;
 
-    let bar = ProgressBar::new(motion.len() as u64).with_style(
-        ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} frames ({eta})")
-            .expect("valid template")
-            .progress_chars("=> "),
-    );
-    bar.set_message("posing body");
+    let bar = super::progress::bar(motion.len(), "frames", "posing body");
     for (k, pose) in motion.frames.iter().enumerate() {
         let path = args.out.join(format!("frame_{k:05}.ply"));
         write_ply_simple(&path, &body.posed_mesh(pose))?;

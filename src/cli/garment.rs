@@ -2,7 +2,6 @@
 
 use std::path::PathBuf;
 
-use indicatif::{ProgressBar, ProgressStyle};
 use senc::body::Body;
 use senc::garment::{BUILTIN_GARMENTS, Garment, GarmentConfig};
 use senc::mesh::write_ply_simple;
@@ -69,12 +68,7 @@ pub fn run(args: Args) -> senc::Result<()> {
         motion = motion.select(frames)?;
     }
     std::fs::create_dir_all(&out).map_err(|e| senc::Error::io(&out, e))?;
-    let progress = ProgressBar::new(motion.len() as u64).with_style(
-        ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} frames ({eta})")
-            .expect("valid template")
-            .progress_chars("=> "),
-    );
-    progress.set_message("skinning garment");
+    let progress = super::progress::bar(motion.len(), "frames", "skinning garment");
     for (i, pose) in motion.frames.iter().enumerate() {
         let posed = garment.rest.with_positions(garment.skinned(&body, pose));
         write_ply_simple(&out.join(format!("frame_{i:05}.ply")), &posed)?;

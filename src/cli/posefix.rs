@@ -336,9 +336,10 @@ impl FieldTrainingObserver for TrainProgress {
         self.epochs.set_length(epochs as u64);
         self.epochs.set_position(record.epoch as u64);
         self.epochs.set_message(format!(
-            "sign {:.2e} grad {:.2e} held-out acc {:.3} ‖∇g‖ {:.2}",
+            "sign {:.2e} grad {:.2e} acc train {:.3} held-out {:.3} ‖∇g‖ {:.2}",
             record.sign_loss,
             record.gradient_loss,
+            record.train_sign_accuracy,
             record.held_out.sign_accuracy,
             record.held_out.gradient_norm[1]
         ));
@@ -608,7 +609,7 @@ fn fix(args: FixArgs) -> senc::Result<()> {
             }
         }
     }
-    let feet: Vec<usize> = ["LeftFoot", "LeftToeBase", "RightFoot", "RightToeBase"]
+    let feet: Vec<usize> = ["LeftToeBase", "RightToeBase"]
         .iter()
         .filter_map(|n| setup.body.skeleton.index_of(n))
         .collect();

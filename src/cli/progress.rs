@@ -9,7 +9,8 @@ pub fn bar(total: usize, unit: &str, what: &str) -> ProgressBar {
         ProgressStyle::with_template(&format!(
             "{{msg}} [{{bar:40}}] {{pos}}/{{len}} {unit} ({{per_sec}}, eta {{eta}})"
         ))
-        .expect("valid template"),
+        .expect("valid template")
+        .progress_chars("=> "),
     );
     bar.set_message(what.to_string());
     bar

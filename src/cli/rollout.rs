@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::ProgressBar;
 use senc::body::Body;
 use senc::garment::Garment;
 use senc::mesh::write_ply_simple;
@@ -127,11 +127,7 @@ pub fn load_scene(
 
 /// A progress bar over `frames` frames.
 pub fn frame_bar(frames: usize) -> ProgressBar {
-    ProgressBar::new(frames as u64).with_style(
-        ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} frames ({per_sec}, eta {eta})")
-            .expect("valid template")
-            .progress_chars("=> "),
-    )
+    super::progress::bar(frames, "frames", "")
 }
 
 fn parse_numbers<const N: usize>(text: &str, what: &str) -> Result<[f64; N], String> {

@@ -31,6 +31,12 @@ pub struct PoseDataConfig {
     pub noise: Vec<f64>,
     /// Noisy copies per frame and noise level.
     pub copies: usize,
+    /// Joint counts for the joint-resampled copies of each frame: copy c
+    /// has `resampled_joints[c % len]` random joints drawn uniform within
+    /// the limits.
+    pub resampled_joints: Vec<usize>,
+    /// Joint-resampled copies per frame.
+    pub resampled_copies: usize,
     /// Poses uniform within the joint limits.
     pub uniform: usize,
     /// Joint-limit file (`senc posefix limits`); `None`: the shipped clips'

@@ -298,13 +298,15 @@ pub struct VerifiedFix {
     pub level: f64,
     /// Attempts made (1 = the first one passed or no retry allowed).
     pub attempts: usize,
-    /// Whether the exact label finds the result collision-free.
-    pub free: bool,
+    /// Whether the exact label finds the result collision-free (`None`:
+    /// not checked, no retry was allowed).
+    pub free: Option<bool>,
 }
 
-/// Fixes `pose` (θ₀ = its encoding, everything else from it), labels the
-/// result exactly and, while it collides, retries from θ₀ at C_l raised by
-/// `step`, at most `retries` times.
+/// Fixes `pose` (θ₀ = its encoding, everything else from it) and, with
+/// `retries` > 0, labels the result exactly and, while it collides,
+/// retries from θ₀ at C_l raised by `step`, at most `retries` times (with
+/// none, the label is left to the caller: one shot).
 #[allow(clippy::too_many_arguments)]
 pub fn fix_verified(
     field: &CollisionField,
@@ -324,8 +326,12 @@ pub fn fix_verified(
         attempts += 1;
         let fixed = fix(field, space, distance, limits, &theta0, &options)?;
         let fixed_pose = space.decode(&fixed.theta, pose)?;
-        let free = !label.label(&fixed_pose, true)?.collides();
-        if free || attempts > retries {
+        let free = if retries == 0 {
+            None
+        } else {
+            Some(!label.label(&fixed_pose, true)?.collides())
+        };
+        if free != Some(false) || attempts > retries {
             return Ok((
                 VerifiedFix {
                     fixed,

@@ -58,6 +58,46 @@ pub fn noisy(
     out
 }
 
+/// For each θ, `copies` poses in which `joints` joints drawn at random
+/// (each copy cycling through the list of counts) take a rotation uniform
+/// in the limits' box, the others kept: whole limbs swing anywhere while
+/// the rest of the body stays a captured pose (legs crossing, a hand
+/// reaching into the body).
+pub fn joint_resampled(
+    space: &PoseSpace,
+    limits: &JointLimits,
+    thetas: &[Vec<f64>],
+    joints: &[usize],
+    copies: usize,
+    rng: &mut ChaCha8Rng,
+) -> Vec<Vec<f64>> {
+    use rand::seq::index::sample;
+    let (lower, upper) = limits.bounds();
+    let n = space.joints.len();
+    let mut out = Vec::new();
+    for theta in thetas {
+        for c in 0..copies {
+            let Some(&k) = joints.get(c % joints.len().max(1)) else {
+                break;
+            };
+            let mut t = theta.clone();
+            for j in sample(rng, n, k.min(n)).into_iter() {
+                for i in 6 * j..6 * (j + 1) {
+                    t[i] = if upper[i] > lower[i] {
+                        rng.random_range(lower[i]..upper[i])
+                    } else {
+                        lower[i]
+                    };
+                }
+            }
+            if let Some(p) = space.project(&t) {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
 /// `count` poses uniform in the limits' box, projected onto the rotations.
 pub fn uniform(
     space: &PoseSpace,

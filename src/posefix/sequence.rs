@@ -12,8 +12,9 @@
 //!
 //! Measures of a motion ([`motion_measures`]):
 //! - jitter: mean ‖pₜ₊₁ − 2pₜ + pₜ₋₁‖·fps² over joints and frames (m/s²);
-//! - foot skating: share of frames in which a foot joint within 5 cm of the
-//!   clip's lowest foot height moves horizontally faster than 0.2 m/s.
+//! - foot skating: share of frame steps in which a toe joint within 2.5 cm
+//!   of its lowest height in the clip (in contact) moves horizontally
+//!   faster than 0.2 m/s.
 
 use super::field::CollisionField;
 use super::fix::{FixOptions, Fixed, PoseDistance, fix};
@@ -95,7 +96,7 @@ pub fn fix_motion(
 }
 
 /// Jitter (m/s²) and foot-skating share of a motion; `feet` are the joint
-/// indices of the feet (toes included).
+/// indices of the toes.
 pub fn motion_measures(
     skeleton: &Skeleton,
     frames: &[Pose],
@@ -114,15 +115,15 @@ pub fn motion_measures(
             count += 1;
         }
     }
-    let floor = positions
+    let floors: Vec<f64> = feet
         .iter()
-        .flat_map(|p| feet.iter().map(move |&j| p[j].y))
-        .fold(f64::INFINITY, f64::min);
+        .map(|&j| positions.iter().map(|p| p[j].y).fold(f64::INFINITY, f64::min))
+        .collect();
     let mut skating = 0usize;
     for w in positions.windows(2) {
-        let slides = feet.iter().any(|&j| {
+        let slides = feet.iter().zip(&floors).any(|(&j, floor)| {
             let (a, b) = (w[0][j], w[1][j]);
-            let low = a.y.min(b.y) < floor + 0.05;
+            let low = a.y.min(b.y) < floor + 0.025;
             let horizontal = ((b.x - a.x).powi(2) + (b.z - a.z).powi(2)).sqrt() * fps;
             low && horizontal > 0.2
         });

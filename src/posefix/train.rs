@@ -112,7 +112,8 @@ impl FieldProblem<'_> {
     }
 }
 
-/// The sampled poses of `data`: mocap frames, their noisy copies, uniform.
+/// The sampled poses of `data`: mocap frames, their noisy copies, their
+/// joint-resampled copies, uniform.
 pub fn sample_poses(problem: &FieldProblem, data: &PoseDataConfig) -> Result<Vec<Vec<f64>>> {
     let mut rng = ChaCha8Rng::seed_from_u64(data.seed);
     let mut frames = Vec::new();
@@ -132,6 +133,14 @@ pub fn sample_poses(problem: &FieldProblem, data: &PoseDataConfig) -> Result<Vec
             &mut rng,
         ));
     }
+    thetas.extend(samples::joint_resampled(
+        problem.space,
+        problem.limits,
+        &frames,
+        &data.resampled_joints,
+        data.resampled_copies,
+        &mut rng,
+    ));
     thetas.extend(samples::uniform(
         problem.space,
         problem.limits,
@@ -249,6 +258,8 @@ pub struct EpochRecord {
     pub gradient_loss: f64,
     /// Labelled poses trained on.
     pub poses: usize,
+    /// Sign accuracy on (up to 2000 of) the training poses.
+    pub train_sign_accuracy: f64,
     /// On the held-out poses.
     pub held_out: FieldQuality,
     /// Wall seconds of the epoch (labelling included).
@@ -256,16 +267,17 @@ pub struct EpochRecord {
 }
 
 impl EpochRecord {
-    const HEADER: &'static str = "epoch,sign_loss,gradient_loss,poses,held_out_sign_accuracy,held_out_colliding_recall,grad_norm_p5,grad_norm_p50,grad_norm_p95,seconds";
+    const HEADER: &'static str = "epoch,sign_loss,gradient_loss,poses,train_sign_accuracy,held_out_sign_accuracy,held_out_colliding_recall,grad_norm_p5,grad_norm_p50,grad_norm_p95,seconds";
 
     fn csv(&self) -> String {
         let q = &self.held_out;
         format!(
-            "{},{:.6e},{:.6e},{},{:.5},{:.5},{:.4},{:.4},{:.4},{:.2}",
+            "{},{:.6e},{:.6e},{},{:.5},{:.5},{:.5},{:.4},{:.4},{:.4},{:.2}",
             self.epoch,
             self.sign_loss,
             self.gradient_loss,
             self.poses,
+            self.train_sign_accuracy,
             q.sign_accuracy,
             q.colliding_recall,
             q.gradient_norm[0],
@@ -668,11 +680,18 @@ pub fn train_field(
         }
         field = net.export(info(epoch, training.len()), center.clone());
         quality = field_quality(&field, &held_out);
+        let stride = training.len().div_ceil(2000).max(1);
+        let sample = LabelledPoses {
+            dims,
+            thetas: training.thetas.iter().step_by(stride).cloned().collect(),
+            colliding: training.colliding.iter().step_by(stride).copied().collect(),
+        };
         let record = EpochRecord {
             epoch,
             sign_loss: sign_sum / n,
             gradient_loss: grad_sum / n,
             poses: training.len(),
+            train_sign_accuracy: field_quality(&field, &sample).sign_accuracy,
             held_out: quality.clone(),
             seconds: clock.elapsed().as_secs_f64(),
         };
