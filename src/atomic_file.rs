@@ -46,6 +46,28 @@ fn temp_path(path: &Path) -> PathBuf {
     path.with_file_name(format!(".{name}.tmp-{}", std::process::id()))
 }
 
+/// Moves the directory `from` to `to`, replacing any directory there (the
+/// old one is renamed aside first and removed after).
+pub fn replace_dir(from: &Path, to: &Path) -> Result<()> {
+    let old = sibling_path(to, "old");
+    let _ = std::fs::remove_dir_all(&old);
+    if to.exists() {
+        std::fs::rename(to, &old).map_err(|e| Error::io(to, e))?;
+    }
+    std::fs::rename(from, to).map_err(|e| Error::io(to, e))?;
+    let _ = std::fs::remove_dir_all(&old);
+    Ok(())
+}
+
+/// `<parent>/.<name>.<what>-<pid>`: a private neighbour of `dir`.
+pub fn sibling_path(dir: &Path, what: &str) -> PathBuf {
+    let name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    dir.with_file_name(format!(".{name}.{what}-{}", std::process::id()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -67,26 +89,4 @@ mod tests {
             "temp file left behind"
         );
     }
-}
-
-/// Moves the directory `from` to `to`, replacing any directory there (the
-/// old one is renamed aside first and removed after).
-pub fn replace_dir(from: &Path, to: &Path) -> Result<()> {
-    let old = sibling_path(to, "old");
-    let _ = std::fs::remove_dir_all(&old);
-    if to.exists() {
-        std::fs::rename(to, &old).map_err(|e| Error::io(to, e))?;
-    }
-    std::fs::rename(from, to).map_err(|e| Error::io(to, e))?;
-    let _ = std::fs::remove_dir_all(&old);
-    Ok(())
-}
-
-/// `<parent>/.<name>.<what>-<pid>`: a private neighbour of `dir`.
-pub fn sibling_path(dir: &Path, what: &str) -> PathBuf {
-    let name = dir
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    dir.with_file_name(format!(".{name}.{what}-{}", std::process::id()))
 }

@@ -106,31 +106,20 @@ fn train_resume_eval_and_fix() {
     let d = dir.path();
     let straight = d.join("straight");
     let resumed = d.join("resumed");
-    let out = ok(&senc(&[
-        "posefix",
-        "train",
-        "--config",
-        &write_config(d, 4),
-        "--out",
-        straight.to_str().unwrap(),
-    ]));
+    let train = |epochs: usize, out: &Path| {
+        ok(&senc(&[
+            "posefix",
+            "train",
+            "--config",
+            &write_config(d, epochs),
+            "--out",
+            out.to_str().unwrap(),
+        ]))
+    };
+    let out = train(4, &straight);
     assert!(out.contains("done: field [132, 16, 16, 1]"), "{out}");
-    ok(&senc(&[
-        "posefix",
-        "train",
-        "--config",
-        &write_config(d, 2),
-        "--out",
-        resumed.to_str().unwrap(),
-    ]));
-    let out = ok(&senc(&[
-        "posefix",
-        "train",
-        "--config",
-        &write_config(d, 4),
-        "--out",
-        resumed.to_str().unwrap(),
-    ]));
+    train(2, &resumed);
+    let out = train(4, &resumed);
     assert!(out.contains("resumed after epoch 2"), "{out}");
     assert_eq!(
         std::fs::read(straight.join("weights.bin")).unwrap(),

@@ -102,6 +102,10 @@ struct TrainArgs {
     /// Output directory (field, labels, checkpoint, log.csv).
     #[arg(long)]
     out: PathBuf,
+    /// Train to this many epochs instead of the config's (e.g. a shorter
+    /// ablation); a resumed run continues to it.
+    #[arg(long)]
+    epochs: Option<usize>,
 }
 
 /// How to repair, shared by `eval` and `fix`.
@@ -353,7 +357,13 @@ impl FieldTrainingObserver for TrainProgress {
 }
 
 fn train(args: TrainArgs) -> senc::Result<()> {
-    let config = PosefixConfig::read(&args.config)?;
+    let mut config = PosefixConfig::read(&args.config)?;
+    if let Some(epochs) = args.epochs {
+        if epochs == 0 {
+            return Err(senc::Error::invalid("--epochs must be ≥ 1"));
+        }
+        config.train.epochs = epochs;
+    }
     let setup = Setup::new()?;
     let limits = JointLimits::read_or_shipped(
         config.data.limits.as_deref(),
@@ -412,7 +422,7 @@ impl Repair {
     fn new(args: &RepairArgs, setup: &Setup) -> senc::Result<Repair> {
         let field = CollisionField::load(&args.field)?;
         field.check_for(&setup.body, &setup.space)?;
-        if !args.level.is_finite() || !(args.retry_step.is_finite() && args.retry_step > 0.0) {
+        if !(args.level.is_finite() && args.retry_step.is_finite() && args.retry_step > 0.0) {
             return Err(senc::Error::invalid(
                 "--level must be finite and --retry-step > 0",
             ));

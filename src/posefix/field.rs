@@ -270,6 +270,24 @@ pub(crate) mod tests {
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
 
+    /// The description of a test field of the given widths (β = 2).
+    pub(crate) fn test_info(widths: &[usize]) -> FieldInfo {
+        FieldInfo {
+            joints: (0..widths[0] / 6).map(|j| format!("j{j}")).collect(),
+            body: BodyFingerprint {
+                vertices: 1,
+                faces: 1,
+                joints: 1,
+                rest_sum: 0.0,
+            },
+            widths: widths.to_vec(),
+            beta: 2.0,
+            trained_with: "test".into(),
+            epochs: 0,
+            poses: 0,
+        }
+    }
+
     /// A random field of the given widths (for tests).
     pub(crate) fn random_field(widths: &[usize], seed: u64) -> CollisionField {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
@@ -285,20 +303,7 @@ pub(crate) mod tests {
             })
             .collect();
         CollisionField {
-            info: FieldInfo {
-                joints: (0..widths[0] / 6).map(|j| format!("j{j}")).collect(),
-                body: BodyFingerprint {
-                    vertices: 1,
-                    faces: 1,
-                    joints: 1,
-                    rest_sum: 0.0,
-                },
-                widths: widths.to_vec(),
-                beta: 2.0,
-                trained_with: "test".into(),
-                epochs: 0,
-                poses: 0,
-            },
+            info: test_info(widths),
             center: (0..widths[0]).map(|i| 0.01 * i as f64).collect(),
             layers,
         }

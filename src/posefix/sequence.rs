@@ -110,14 +110,19 @@ pub fn motion_measures(
     let mut jitter = 0.0;
     let mut count = 0usize;
     for w in positions.windows(3) {
-        for j in 0..w[0].len() {
-            jitter += (w[2][j] - 2.0 * w[1][j] + w[0][j]).norm() * fps * fps;
+        for ((a, b), c) in w[0].iter().zip(&w[1]).zip(&w[2]) {
+            jitter += (c - 2.0 * b + a).norm() * fps * fps;
             count += 1;
         }
     }
     let floors: Vec<f64> = feet
         .iter()
-        .map(|&j| positions.iter().map(|p| p[j].y).fold(f64::INFINITY, f64::min))
+        .map(|&j| {
+            positions
+                .iter()
+                .map(|p| p[j].y)
+                .fold(f64::INFINITY, f64::min)
+        })
         .collect();
     let mut skating = 0usize;
     for w in positions.windows(2) {

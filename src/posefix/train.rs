@@ -599,18 +599,7 @@ pub fn train_field(
         let mut rng = ChaCha8Rng::seed_from_u64(t.seed);
         (FieldNet::new(&widths, &mut rng, &device), rng, 0)
     };
-    let mut log: Vec<String> = std::fs::read_to_string(&log_path)
-        .unwrap_or_default()
-        .lines()
-        .skip(1)
-        .filter(|l| {
-            l.split(',')
-                .next()
-                .and_then(|e| e.parse::<usize>().ok())
-                .is_some_and(|e| e <= start)
-        })
-        .map(str::to_string)
-        .collect();
+    let mut log = crate::train::log::rows_through(&log_path, start as u64);
     let mut field = net.export(info(start, training.len()), center.clone());
     let mut quality = field_quality(&field, &held_out);
     for epoch in start + 1..=t.epochs {
@@ -765,27 +754,11 @@ fn save_checkpoint(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::posefix::field::tests::test_info;
 
     fn tensor(values: Vec<f32>, rows: usize, device: &Device) -> Tensor<2> {
         let cols = values.len() / rows;
         Tensor::<2>::from_data(TensorData::new(values, [rows, cols]), device)
-    }
-
-    fn info(widths: &[usize]) -> FieldInfo {
-        FieldInfo {
-            joints: vec!["a".into(), "b".into()],
-            body: BodyFingerprint {
-                vertices: 0,
-                faces: 0,
-                joints: 0,
-                rest_sum: 0.0,
-            },
-            widths: widths.to_vec(),
-            beta: 2.0,
-            trained_with: "test".into(),
-            epochs: 0,
-            poses: 0,
-        }
     }
 
     /// The network's input gradient direction and its forward-mode
@@ -797,7 +770,7 @@ mod tests {
         let widths = [12, 16, 16, 1];
         let mut rng = ChaCha8Rng::seed_from_u64(4);
         let net = FieldNet::new(&widths, &mut rng, &device);
-        let field = net.export(info(&widths), vec![0.0; 12]);
+        let field = net.export(test_info(&widths), vec![0.0; 12]);
         let rows: Vec<Vec<f64>> = (0..3)
             .map(|r| {
                 (0..12)
@@ -846,7 +819,7 @@ mod tests {
         let widths = [6, 8, 1];
         let mut rng = ChaCha8Rng::seed_from_u64(9);
         let net = FieldNet::new(&widths, &mut rng, &device);
-        let base = net.export(info(&widths), vec![0.0; 6]);
+        let base = net.export(test_info(&widths), vec![0.0; 6]);
         let x: Vec<f32> = (0..12).map(|i| (i as f32 * 0.7).cos()).collect();
         let v: Vec<f32> = (0..12).map(|i| (i as f32 * 1.3).sin()).collect();
         // Δt large enough that the loss is far from the |·| kink.

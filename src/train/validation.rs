@@ -47,18 +47,7 @@ impl Validator {
         let (scene, frames) = config
             .motion
             .scene(&base.body, &base.garment, "train.validation")?;
-        let kept: Vec<String> = std::fs::read_to_string(csv)
-            .unwrap_or_default()
-            .lines()
-            .skip(1)
-            .filter(|l| {
-                l.split(',')
-                    .next()
-                    .and_then(|u| u.parse::<u64>().ok())
-                    .is_some_and(|u| u <= resumed_at)
-            })
-            .map(str::to_string)
-            .collect();
+        let kept = super::log::rows_through(csv, resumed_at);
         let best = kept
             .iter()
             .filter_map(|row| row_score(row))
