@@ -479,7 +479,10 @@ fn eval(args: EvalArgs) -> senc::Result<()> {
         ),
     };
     let label = setup.label()?;
-    let poses = benchmark.poses(&setup.body, &setup.space, &repair.limits)?;
+    // The benchmark's noisy poses were made inside the shipped limits
+    // (`senc posefix benchmark`); a user's --limits only bound the repair.
+    let made_in = JointLimits::shipped(&setup.body, &setup.space, 0.1)?;
+    let poses = benchmark.poses(&setup.body, &setup.space, &made_in)?;
     let thetas = poses
         .iter()
         .map(|p| setup.space.encode(p))

@@ -25,7 +25,10 @@ use crate::body::{Body, Pose};
 use crate::motion::Motion;
 use crate::{Error, Result};
 
-/// One benchmark pose: a frame, and which noise draw (if any) moves it.
+/// One benchmark pose: a frame, and which noise draw (if any) moves it
+/// (clamped into the limits the benchmark was made in: `senc posefix
+/// benchmark` uses the shipped ones, [`JointLimits::shipped`] with margin
+/// 0.1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BenchmarkEntry {
     /// Frame of the motion (30 fps).
