@@ -8,6 +8,7 @@ use std::process::Command;
 use senc::body::{Body, PartMap};
 use senc::motion::{Motion, write_bvh};
 use senc::posefix::benchmark::Benchmark;
+use senc::posefix::field::CollisionField;
 use senc::posefix::label::SelfCollisionLabel;
 use senc::posefix::space::{JointLimits, PoseSpace};
 
@@ -99,7 +100,8 @@ fn write_config(dir: &Path, epochs: usize) -> String {
 
 /// Training 4 epochs at once and 2 + 2 with a resume give the same bytes;
 /// `eval` scores the field on a benchmark; `fix` writes a BVH the reader
-/// takes back and before/after bodies; a missing field is a clear error.
+/// takes back and before/after bodies; a field of another body and a
+/// missing field are clear errors.
 #[test]
 fn train_resume_eval_and_fix() {
     let dir = tempfile::tempdir().unwrap();
@@ -167,9 +169,17 @@ fn train_resume_eval_and_fix() {
     ]));
     assert!(out.contains("colliding frames of 3"), "{out}");
     assert!(fixed.join("before_00190.ply").is_file());
-    let body = Body::makehuman().unwrap();
-    let back = Motion::load(&fixed.join("fixed.bvh"), &body).unwrap();
+    let back = Motion::load(&fixed.join("fixed.bvh"), &Body::makehuman().unwrap()).unwrap();
     assert_eq!(back.len(), 3);
+
+    // A field is checked against the body and pose space it is used with.
+    let body = Body::makehuman().unwrap();
+    let space = PoseSpace::cmu_mb(&body.skeleton).unwrap();
+    let mut field = CollisionField::load(&straight).unwrap();
+    field.check_for(&body, &space).unwrap();
+    field.info.body.vertices += 1;
+    let err = field.check_for(&body, &space).unwrap_err().to_string();
+    assert!(err.contains("another body"), "{err}");
 
     let missing = senc(&[
         "posefix",
