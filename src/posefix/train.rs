@@ -41,7 +41,7 @@ use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, Uniform};
 use serde::{Deserialize, Serialize};
 
-use super::config::{GradientTerm, PoseDataConfig, PosefixConfig};
+use super::config::{FieldTrainConfig, GradientTerm, PoseDataConfig, PosefixConfig};
 use super::field::{BodyFingerprint, CollisionField, FieldInfo, Layer};
 use super::label::SelfCollisionLabel;
 use super::samples::{self, LabelledPoses};
@@ -554,77 +554,32 @@ pub fn train_field(
         epochs,
         poses,
     };
-    let state_path = dir.join(CHECKPOINT).join("state.json");
-    let optimizer_path = dir.join(CHECKPOINT).join("optimizer.bpk");
     let log_path = dir.join("log.csv");
     let mut optimizer: ModuleOptimizer = AdamConfig::new().init();
-    let (mut net, mut rng, start) = if state_path.is_file() {
-        let state: TrainState = serde_json::from_slice(
-            &std::fs::read(&state_path).map_err(|e| Error::io(&state_path, e))?,
-        )
-        .map_err(|e| Error::parse(&state_path, e.to_string()))?;
-        let checkpoint = dir.join(CHECKPOINT);
-        let field = CollisionField::load(&checkpoint)?;
-        if field.info.widths != widths || field.info.beta != config.field.beta {
-            return Err(Error::invalid(format!(
-                "{}: the stored field has widths {:?} (β {}), the config {:?} (β {}); train into another directory",
-                dir.display(),
-                field.info.widths,
-                field.info.beta,
-                widths,
-                config.field.beta
-            )));
-        }
-        let bytes = std::fs::read(&optimizer_path).map_err(|e| Error::io(&optimizer_path, e))?;
-        let record = OptimizerRecord::from_bytes(Bytes::from_bytes_vec(bytes))
-            .map_err(|e| Error::parse(&optimizer_path, e.to_string()))?;
-        optimizer = optimizer.load_record(record);
-        for e in 1..=state.epoch {
-            let path = active_path(dir, e);
-            if path.is_file() {
-                training.extend(LabelledPoses::read(&path)?);
+    let (mut net, mut rng, start) =
+        match resume(dir, &widths, config.field.beta, &device, &mut optimizer)? {
+            Some((net, rng, epoch)) => {
+                for e in 1..=epoch {
+                    let path = active_path(dir, e);
+                    if path.is_file() {
+                        training.extend(LabelledPoses::read(&path)?);
+                    }
+                }
+                (net, rng, epoch)
             }
-        }
-        // The network comes back from its module record, not from the f64
-        // field: the record keeps the parameter ids Adam's state is keyed by.
-        let net_path = checkpoint.join("net.bpk");
-        let bytes = std::fs::read(&net_path).map_err(|e| Error::io(&net_path, e))?;
-        let record = ModuleRecord::from_bytes(Bytes::from_bytes_vec(bytes))
-            .map_err(|e| Error::parse(&net_path, e.to_string()))?;
-        let net = FieldNet::from_field(&field, &device)
-            .try_load_record(record)
-            .map_err(|e| Error::parse(&net_path, e.to_string()))?;
-        (net, state.rng.restore()?, state.epoch)
-    } else {
-        let mut rng = ChaCha8Rng::seed_from_u64(t.seed);
-        (FieldNet::new(&widths, &mut rng, &device), rng, 0)
-    };
+            None => {
+                let mut rng = ChaCha8Rng::seed_from_u64(t.seed);
+                (FieldNet::new(&widths, &mut rng, &device), rng, 0)
+            }
+        };
     let mut log = crate::train::log::rows_through(&log_path, start as u64);
     let mut field = net.export(info(start, training.len()), center.clone());
     let mut quality = field_quality(&field, &held_out);
     for epoch in start + 1..=t.epochs {
         let clock = Instant::now();
         if t.active_every > 0 && epoch > 1 && (epoch - 1) % t.active_every == 0 {
-            let path = active_path(dir, epoch);
-            let found = if path.is_file() {
-                LabelledPoses::read(&path)?
-            } else {
-                let mut pick = ChaCha8Rng::seed_from_u64(t.seed ^ (epoch as u64) << 20);
-                let starts: Vec<Vec<f64>> = (0..t.active_poses)
-                    .map(|_| {
-                        training.thetas[Uniform::new(0, training.len())
-                            .expect("non-empty set")
-                            .sample(&mut pick)]
-                        .clone()
-                    })
-                    .collect();
-                let current = net.export(info(epoch - 1, training.len()), center.clone());
-                let thetas =
-                    active_paths(&current, problem, &starts, t.active_steps, t.active_rate);
-                let set = problem.label(thetas, &|_, _| {})?;
-                set.write(&path)?;
-                set
-            };
+            let current = net.export(info(epoch - 1, training.len()), center.clone());
+            let found = active_learning(problem, &current, &training, t, dir, epoch)?;
             observer.active(
                 epoch,
                 found.len(),
@@ -633,34 +588,17 @@ pub fn train_field(
             training.extend(found);
         }
         let lr = t.learning_rate * t.decay.powi(((epoch - 1) / t.decay_every) as i32);
-        let mut order: Vec<usize> = (0..training.len()).collect();
-        order.shuffle(&mut rng);
-        let (mut sign_sum, mut grad_sum) = (0.0, 0.0);
-        for batch in order.chunks(t.batch) {
-            let b = batch.len();
-            let xs: Vec<f32> = batch
-                .iter()
-                .flat_map(|&i| {
-                    training.thetas[i]
-                        .iter()
-                        .zip(&center)
-                        .map(|(v, c)| (v - c) as f32)
-                })
-                .collect();
-            let iota: Vec<f32> = batch
-                .iter()
-                .map(|&i| if training.colliding[i] { -1.0 } else { 1.0 })
-                .collect();
-            let x = Tensor::<2>::from_data(TensorData::new(xs, [b, dims]), &device);
-            let iota = Tensor::<2>::from_data(TensorData::new(iota, [b, 1]), &device);
-            let (total, sign, gradient) = batch_loss(&net, x, iota, config);
-            sign_sum += f64::from(sign.into_scalar::<f32>()) * b as f64;
-            if let Some(g) = gradient {
-                grad_sum += f64::from(g.into_scalar::<f32>()) * b as f64;
-            }
-            let grads = GradientsParams::from_grads(total.backward(), &net);
-            net = optimizer.step(lr, net, grads);
-        }
+        let (next, sign_sum, grad_sum) = train_epoch(
+            net,
+            &mut optimizer,
+            &training,
+            &center,
+            config,
+            lr,
+            &mut rng,
+            &device,
+        );
+        net = next;
         let n = training.len().max(1) as f64;
         if !(sign_sum.is_finite() && grad_sum.is_finite()) {
             return Err(Error::invalid(format!(
@@ -694,6 +632,120 @@ pub fn train_field(
         poses: training.len(),
         resumed_from: start,
     })
+}
+
+/// The network, optimizer state, RNG and epoch of the checkpoint in `dir`,
+/// if there is one; a checkpoint of another network shape is an error.
+fn resume(
+    dir: &Path,
+    widths: &[usize],
+    beta: f64,
+    device: &Device,
+    optimizer: &mut ModuleOptimizer,
+) -> Result<Option<(FieldNet, ChaCha8Rng, usize)>> {
+    let checkpoint = dir.join(CHECKPOINT);
+    let state_path = checkpoint.join("state.json");
+    if !state_path.is_file() {
+        return Ok(None);
+    }
+    let state: TrainState =
+        serde_json::from_slice(&std::fs::read(&state_path).map_err(|e| Error::io(&state_path, e))?)
+            .map_err(|e| Error::parse(&state_path, e.to_string()))?;
+    let field = CollisionField::load(&checkpoint)?;
+    if field.info.widths != widths || field.info.beta != beta {
+        return Err(Error::invalid(format!(
+            "{}: the stored field has widths {:?} (β {}), the config {widths:?} (β {beta}); train into another directory",
+            dir.display(),
+            field.info.widths,
+            field.info.beta,
+        )));
+    }
+    let optimizer_path = checkpoint.join("optimizer.bpk");
+    let bytes = std::fs::read(&optimizer_path).map_err(|e| Error::io(&optimizer_path, e))?;
+    let record = OptimizerRecord::from_bytes(Bytes::from_bytes_vec(bytes))
+        .map_err(|e| Error::parse(&optimizer_path, e.to_string()))?;
+    *optimizer = optimizer.clone().load_record(record);
+    // The network comes back from its module record, not from the f64
+    // field: the record keeps the parameter ids Adam's state is keyed by.
+    let net_path = checkpoint.join("net.bpk");
+    let bytes = std::fs::read(&net_path).map_err(|e| Error::io(&net_path, e))?;
+    let record = ModuleRecord::from_bytes(Bytes::from_bytes_vec(bytes))
+        .map_err(|e| Error::parse(&net_path, e.to_string()))?;
+    let net = FieldNet::from_field(&field, device)
+        .try_load_record(record)
+        .map_err(|e| Error::parse(&net_path, e.to_string()))?;
+    Ok(Some((net, state.rng.restore()?, state.epoch)))
+}
+
+/// The poses active learning labels at `epoch` (read back when already
+/// stored): paths of ½g² descent from training poses drawn with a seed of
+/// the epoch, each step labelled exactly.
+fn active_learning(
+    problem: &FieldProblem,
+    field: &CollisionField,
+    training: &LabelledPoses,
+    t: &FieldTrainConfig,
+    dir: &Path,
+    epoch: usize,
+) -> Result<LabelledPoses> {
+    let path = active_path(dir, epoch);
+    if path.is_file() {
+        return LabelledPoses::read(&path);
+    }
+    let mut pick = ChaCha8Rng::seed_from_u64(t.seed ^ ((epoch as u64) << 20));
+    let draw = Uniform::new(0, training.len()).expect("non-empty set");
+    let starts: Vec<Vec<f64>> = (0..t.active_poses)
+        .map(|_| training.thetas[draw.sample(&mut pick)].clone())
+        .collect();
+    let thetas = active_paths(field, problem, &starts, t.active_steps, t.active_rate);
+    let set = problem.label(thetas, &|_, _| {})?;
+    set.write(&path)?;
+    Ok(set)
+}
+
+/// One pass of Adam over `training` in a shuffled order; returns the
+/// network and the summed sign and gradient losses (times batch sizes).
+#[allow(clippy::too_many_arguments)]
+fn train_epoch(
+    mut net: FieldNet,
+    optimizer: &mut ModuleOptimizer,
+    training: &LabelledPoses,
+    center: &[f64],
+    config: &PosefixConfig,
+    lr: f64,
+    rng: &mut ChaCha8Rng,
+    device: &Device,
+) -> (FieldNet, f64, f64) {
+    let dims = center.len();
+    let mut order: Vec<usize> = (0..training.len()).collect();
+    order.shuffle(rng);
+    let (mut sign_sum, mut grad_sum) = (0.0, 0.0);
+    for batch in order.chunks(config.train.batch) {
+        let b = batch.len();
+        let xs: Vec<f32> = batch
+            .iter()
+            .flat_map(|&i| {
+                training.thetas[i]
+                    .iter()
+                    .zip(center)
+                    .map(|(v, c)| (v - c) as f32)
+            })
+            .collect();
+        let iota: Vec<f32> = batch
+            .iter()
+            .map(|&i| if training.colliding[i] { -1.0 } else { 1.0 })
+            .collect();
+        let x = Tensor::<2>::from_data(TensorData::new(xs, [b, dims]), device);
+        let iota = Tensor::<2>::from_data(TensorData::new(iota, [b, 1]), device);
+        let (total, sign, gradient) = batch_loss(&net, x, iota, config);
+        sign_sum += f64::from(sign.into_scalar::<f32>()) * b as f64;
+        if let Some(g) = gradient {
+            grad_sum += f64::from(g.into_scalar::<f32>()) * b as f64;
+        }
+        let grads = GradientsParams::from_grads(total.backward(), &net);
+        net = optimizer.step(lr, net, grads);
+    }
+    (net, sign_sum, grad_sum)
 }
 
 /// The resumable state: the field, Adam's state and the epoch, together.
