@@ -273,7 +273,7 @@ fn garment_vertices_inside_the_body_are_marked() {
         &icosphere(3, 0.5, Vec3::zeros()),
         None,
     );
-    let scene = load_scene(&[frames.clone()], &[], None, None).unwrap();
+    let scene = load_scene(std::slice::from_ref(&frames), &[], None, None).unwrap();
     let mut opts = options(128);
     opts.highlight_collisions = true;
     let summary = render_frames(&scene, &opts, &dir.path().join("out"));
@@ -391,7 +391,7 @@ fn bad_input_is_an_error_naming_the_file() {
     let gap = dir.path().join("gap");
     moving_frames(&gap, 3, false);
     std::fs::remove_file(gap.join("frame_00001.ply")).unwrap();
-    let e = err(&[gap.clone()]);
+    let e = err(std::slice::from_ref(&gap));
     assert!(
         e.contains("frame_00001.ply") && e.contains("missing"),
         "{e}"
