@@ -8,6 +8,7 @@ use std::process::Command;
 use senc::body::{Body, PartMap};
 use senc::motion::{Motion, write_bvh};
 use senc::posefix::benchmark::Benchmark;
+use senc::posefix::config::PosefixConfig;
 use senc::posefix::field::CollisionField;
 use senc::posefix::label::SelfCollisionLabel;
 use senc::posefix::space::{JointLimits, PoseSpace};
@@ -81,6 +82,33 @@ fn benchmark_poses_collide() {
             "{entry:?} does not collide"
         );
     }
+}
+
+/// Every shipped pose-repair config parses and validates, and the
+/// ablations differ from the method only in the gradient term.
+#[test]
+fn shipped_posefix_configs_validate() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs");
+    let method = PosefixConfig::read(&dir.join("posefix.ron")).unwrap();
+    let mut ablations = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if name.starts_with("posefix_") && name.ends_with(".ron") {
+            let mut config = PosefixConfig::read(&path).unwrap_or_else(|e| panic!("{e}"));
+            assert_ne!(
+                config.train.gradient_term, method.train.gradient_term,
+                "{name}"
+            );
+            config.train.gradient_term = method.train.gradient_term;
+            assert_eq!(
+                config, method,
+                "{name} differs from posefix.ron in more than the term"
+            );
+            ablations += 1;
+        }
+    }
+    assert_eq!(ablations, 3);
 }
 
 const SMALL_CONFIG: &str = r#"(

@@ -393,8 +393,13 @@ fn every_shipped_run_config_parses_and_validates() {
         let path = entry.unwrap().path();
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
         // model_* are model sections, approx_* drape-approximator configs
-        // (checked in tests/approx.rs).
-        if name.ends_with(".ron") && !name.starts_with("model_") && !name.starts_with("approx_") {
+        // (checked in tests/approx.rs), posefix* pose-repair configs
+        // (tests/posefix.rs).
+        if name.ends_with(".ron")
+            && !name.starts_with("model_")
+            && !name.starts_with("approx_")
+            && !name.starts_with("posefix")
+        {
             RunConfig::read(&path).unwrap_or_else(|e| panic!("{e}"));
             checked += 1;
         }
