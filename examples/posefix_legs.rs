@@ -14,19 +14,8 @@ use senc::posefix::benchmark::Benchmark;
 use senc::posefix::config::PosefixConfig;
 use senc::posefix::field::CollisionField;
 use senc::posefix::label::SelfCollisionLabel;
-use senc::posefix::space::{JointLimits, PoseSpace};
+use senc::posefix::space::{CMU_MB_POSE_JOINTS, JointLimits, PoseSpace};
 use senc::posefix::train::{FieldProblem, FieldTrainingObserver, label_base, train_field};
-
-const LEG_JOINTS: [&str; 8] = [
-    "LeftUpLeg",
-    "LeftLeg",
-    "LeftFoot",
-    "LeftToeBase",
-    "RightUpLeg",
-    "RightLeg",
-    "RightFoot",
-    "RightToeBase",
-];
 
 struct Quiet;
 impl FieldTrainingObserver for Quiet {
@@ -62,7 +51,12 @@ fn main() -> senc::Result<()> {
         }
     }
     let label = SelfCollisionLabel::new(&body, &map)?;
-    let space = PoseSpace::new(&body.skeleton, &LEG_JOINTS)?;
+    // The pose space's leg joints: thighs, shins, feet, toes.
+    let leg_joints: Vec<&str> = CMU_MB_POSE_JOINTS
+        .into_iter()
+        .filter(|n| n.contains("Leg") || n.contains("Foot") || n.contains("Toe"))
+        .collect();
+    let space = PoseSpace::new(&body.skeleton, &leg_joints)?;
     let limits = JointLimits::shipped(&body, &space, 0.1)?;
     let mut config = PosefixConfig::read(Path::new("configs/posefix.ron"))?;
     config.train.epochs = 30;
