@@ -483,22 +483,20 @@ fn eval(args: EvalArgs) -> senc::Result<()> {
     // (`senc posefix benchmark`); a user's --limits only bound the repair.
     let made_in = JointLimits::shipped(&setup.body, &setup.space, 0.1)?;
     let poses = benchmark.poses(&setup.body, &setup.space, &made_in)?;
-    let thetas = poses
-        .iter()
-        .map(|p| setup.space.encode(p))
-        .collect::<senc::Result<Vec<_>>>()?;
-    let quality = field_quality(
-        &repair.field,
-        &senc::posefix::samples::LabelledPoses {
-            dims: setup.space.dims(),
-            colliding: vec![true; thetas.len()],
-            thetas,
-        },
-    );
+    let inputs = senc::posefix::samples::LabelledPoses {
+        dims: setup.space.dims(),
+        colliding: vec![true; poses.len()],
+        thetas: poses
+            .iter()
+            .map(|p| setup.space.encode(p))
+            .collect::<senc::Result<Vec<_>>>()?,
+    };
+    let quality = field_quality(&repair.field, &inputs);
     let progress = bar(poses.len(), "poses", "repairing");
     let results = poses
         .par_iter()
-        .map(|pose| {
+        .zip(&inputs.thetas)
+        .map(|(pose, theta0)| {
             let clock = Instant::now();
             let (fixed, after) = fix_verified(
                 &repair.field,
@@ -506,6 +504,7 @@ fn eval(args: EvalArgs) -> senc::Result<()> {
                 &repair.distance,
                 &repair.limits,
                 &label,
+                theta0,
                 pose,
                 &repair.options,
                 repair.retries,

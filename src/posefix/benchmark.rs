@@ -16,7 +16,7 @@ use std::path::Path;
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use rand_distr::{Distribution, Normal};
+use rand_distr::Normal;
 use serde::{Deserialize, Serialize};
 
 use super::label::SelfCollisionLabel;
@@ -63,14 +63,7 @@ fn noisy_theta(
 ) -> Result<Vec<f64>> {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let normal = Normal::new(0.0, sigma).map_err(|e| Error::invalid(format!("σ {sigma}: {e}")))?;
-    let (lower, upper) = limits.bounds();
-    let t: Vec<f64> = theta
-        .iter()
-        .enumerate()
-        .map(|(i, v)| (v + normal.sample(&mut rng)).clamp(lower[i], upper[i]))
-        .collect();
-    space
-        .project(&t)
+    super::samples::perturbed(space, limits, theta, &normal, &mut rng)
         .ok_or_else(|| Error::invalid("benchmark: a noisy pose is degenerate"))
 }
 

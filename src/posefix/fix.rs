@@ -100,8 +100,6 @@ pub struct Fixed {
     pub theta: Vec<f64>,
     /// g there.
     pub g: f64,
-    /// g at the start.
-    pub g_start: f64,
     /// d(θ, θ₀).
     pub distance: f64,
     /// Field evaluations (with gradient).
@@ -136,7 +134,6 @@ pub fn fix(
             distance: 0.0,
             theta: centre.to_vec(),
             g: g_start,
-            g_start,
             evaluations: 1,
             converged: true,
         });
@@ -161,7 +158,6 @@ pub fn fix(
         converged: met && g >= options.level - 1e-6,
         theta,
         g,
-        g_start,
         evaluations,
     })
 }
@@ -303,10 +299,12 @@ pub struct VerifiedFix {
     pub free: Option<bool>,
 }
 
-/// Fixes `pose` (θ₀ = its encoding, everything else from it) and, with
-/// `retries` > 0, labels the result exactly and, while it collides,
-/// retries from θ₀ at C_l raised by `step`, at most `retries` times (with
-/// none, the label is left to the caller: one shot).
+/// Fixes from `centre` (θ₀ of `base` for one pose; see [`fix`]), the
+/// joints outside the space taken from `base`, and, with `retries` > 0,
+/// labels the result exactly and, while it collides, retries from the
+/// centre at C_l raised by `step`, at most `retries` times (with none, the
+/// label is left to the caller: one shot). A result equal to `base`'s own
+/// θ is `base` itself, bit for bit.
 #[allow(clippy::too_many_arguments)]
 pub fn fix_verified(
     field: &CollisionField,
@@ -314,18 +312,23 @@ pub fn fix_verified(
     distance: &PoseDistance,
     limits: &JointLimits,
     label: &SelfCollisionLabel,
-    pose: &Pose,
+    centre: &[f64],
+    base: &Pose,
     options: &FixOptions,
     retries: usize,
     step: f64,
 ) -> Result<(VerifiedFix, Pose)> {
-    let theta0 = space.encode(pose)?;
+    let theta_base = space.encode(base)?;
     let mut options = options.clone();
     let mut attempts = 0;
     loop {
         attempts += 1;
-        let fixed = fix(field, space, distance, limits, &theta0, &options)?;
-        let fixed_pose = space.decode(&fixed.theta, pose)?;
+        let fixed = fix(field, space, distance, limits, centre, &options)?;
+        let fixed_pose = if fixed.theta == theta_base {
+            base.clone()
+        } else {
+            space.decode(&fixed.theta, base)?
+        };
         let free = if retries == 0 {
             None
         } else {

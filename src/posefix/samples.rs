@@ -30,6 +30,29 @@ pub fn mocap(space: &PoseSpace, frames: &[Pose]) -> Result<Vec<Vec<f64>>> {
     frames.iter().map(|p| space.encode(p)).collect()
 }
 
+/// θ plus one draw of `normal` on every component (in order), clamped into
+/// `limits` and projected onto the rotations; `None` when degenerate.
+pub fn perturbed(
+    space: &PoseSpace,
+    limits: &JointLimits,
+    theta: &[f64],
+    normal: &Normal<f64>,
+    rng: &mut ChaCha8Rng,
+) -> Option<Vec<f64>> {
+    let (lower, upper) = limits.bounds();
+    let t: Vec<f64> = theta
+        .iter()
+        .enumerate()
+        .map(|(i, v)| (v + normal.sample(rng)).clamp(lower[i], upper[i]))
+        .collect();
+    space.project(&t)
+}
+
+/// A value uniform in [l, h) (l itself when the range is empty).
+fn uniform_in(l: f64, h: f64, rng: &mut ChaCha8Rng) -> f64 {
+    if h > l { rng.random_range(l..h) } else { l }
+}
+
 /// `copies` noisy copies of each θ: N(0, σ²) on every component, projected
 /// back onto the rotations and clamped into the limits.
 pub fn noisy(
@@ -41,18 +64,10 @@ pub fn noisy(
     rng: &mut ChaCha8Rng,
 ) -> Vec<Vec<f64>> {
     let normal = Normal::new(0.0, sigma.max(0.0)).expect("finite sigma");
-    let (lower, upper) = limits.bounds();
     let mut out = Vec::new();
     for theta in thetas {
         for _ in 0..copies {
-            let t: Vec<f64> = theta
-                .iter()
-                .enumerate()
-                .map(|(i, v)| (v + normal.sample(rng)).clamp(lower[i], upper[i]))
-                .collect();
-            if let Some(p) = space.project(&t) {
-                out.push(p);
-            }
+            out.extend(perturbed(space, limits, theta, &normal, rng));
         }
     }
     out
@@ -83,11 +98,7 @@ pub fn joint_resampled(
             let mut t = theta.clone();
             for j in sample(rng, n, k.min(n)).into_iter() {
                 for i in 6 * j..6 * (j + 1) {
-                    t[i] = if upper[i] > lower[i] {
-                        rng.random_range(lower[i]..upper[i])
-                    } else {
-                        lower[i]
-                    };
+                    t[i] = uniform_in(lower[i], upper[i], rng);
                 }
             }
             if let Some(p) = space.project(&t) {
@@ -111,7 +122,7 @@ pub fn uniform(
         let t: Vec<f64> = lower
             .iter()
             .zip(&upper)
-            .map(|(l, h)| if h > l { rng.random_range(*l..*h) } else { *l })
+            .map(|(l, h)| uniform_in(*l, *h, rng))
             .collect();
         if let Some(p) = space.project(&t) {
             out.push(p);
@@ -153,11 +164,6 @@ impl LabelledPoses {
     /// Whether there are none.
     pub fn is_empty(&self) -> bool {
         self.thetas.is_empty()
-    }
-
-    /// Share of colliding poses.
-    pub fn colliding_share(&self) -> f64 {
-        self.colliding.iter().filter(|&&c| c).count() as f64 / self.len().max(1) as f64
     }
 
     /// Appends `other` (same dims).

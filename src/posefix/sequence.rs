@@ -17,7 +17,7 @@
 //!   faster than 0.2 m/s.
 
 use super::field::CollisionField;
-use super::fix::{FixOptions, Fixed, PoseDistance, fix};
+use super::fix::{FixOptions, Fixed, PoseDistance, fix_verified};
 use super::label::SelfCollisionLabel;
 use super::space::{JointLimits, PoseSpace};
 use crate::Result;
@@ -68,27 +68,20 @@ pub fn fix_motion(
             None => theta0.clone(),
         };
         let collided = label.label(frame, true)?.collides();
-        let mut level = options.level;
-        let mut attempts = 0;
-        let (fixed, pose, collides) = loop {
-            let mut opts = options.clone();
-            opts.level = level;
-            let fixed = fix(field, space, distance, limits, &centre, &opts)?;
-            let pose = space.decode(&fixed.theta, frame)?;
-            let collides = label.label(&pose, true)?.collides();
-            attempts += 1;
-            if !collides || attempts > retries {
-                break (fixed, pose, collides);
-            }
-            level += step;
+        let (verified, pose) = fix_verified(
+            field, space, distance, limits, label, &centre, frame, options, retries, step,
+        )?;
+        let collides = match verified.free {
+            Some(free) => !free,
+            None => label.label(&pose, true)?.collides(),
         };
-        previous = Some((theta0, fixed.theta.clone()));
+        previous = Some((theta0, verified.fixed.theta.clone()));
         out.push(FrameFix {
             pose,
-            fixed,
+            fixed: verified.fixed,
             collided,
             collides,
-            level,
+            level: verified.level,
         });
         progress(t + 1, frames.len());
     }

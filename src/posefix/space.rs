@@ -150,9 +150,7 @@ impl PoseSpace {
         }
         Ok(pose)
     }
-}
 
-impl PoseSpace {
     /// θ moved onto the space of rotations: every joint's 6D vector
     /// replaced by that of its Gram–Schmidt rotation; `None` when one is
     /// degenerate or not finite.

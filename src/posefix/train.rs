@@ -88,20 +88,17 @@ pub fn label_base(body: &Body, data: &PoseDataConfig) -> Result<Pose> {
 }
 
 impl FieldProblem<'_> {
-    fn base(&self) -> Pose {
-        self.base.clone()
-    }
-
     /// Labels `thetas`, in chunks, calling `progress(done, total)`.
     pub fn label(
         &self,
         thetas: Vec<Vec<f64>>,
         progress: &dyn Fn(usize, usize),
     ) -> Result<LabelledPoses> {
-        let base = self.base();
         let mut colliding = Vec::with_capacity(thetas.len());
         for chunk in thetas.chunks(500) {
-            colliding.extend(samples::label_all(self.label, self.space, &base, chunk)?);
+            colliding.extend(samples::label_all(
+                self.label, self.space, &self.base, chunk,
+            )?);
             progress(colliding.len(), thetas.len());
         }
         Ok(LabelledPoses {
