@@ -13,7 +13,9 @@ use senc::sim::{RolloutOptions, Scene, rollout};
 use senc::train::RunConfig;
 use senc::train::config::{MotionWindow, TrainConfig, Validation};
 use senc::train::schedule::{LearningRate, RolloutRamp};
-use senc::train::{SELECTED_FILE, TrainOptions, best_dir, checkpoint_dir, train, validated_dir};
+use senc::train::{
+    Preconditioner, SELECTED_FILE, TrainOptions, best_dir, checkpoint_dir, train, validated_dir,
+};
 
 /// The skirt on the first two frames of 01_01 with the default material and
 /// no noise or wind: every sample is the same settle step plus one step.
@@ -118,6 +120,27 @@ fn training_lowers_the_loss_of_a_repeated_sample() {
         last < 0.95 * first,
         "settle-step loss {first:.4e} -> {last:.4e}"
     );
+}
+
+#[test]
+fn the_newton_preconditioner_changes_the_updates_and_stays_finite() {
+    let _serial = serial();
+    let run = |preconditioner| {
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = tiny(6);
+        config.train.preconditioner = preconditioner;
+        let summary = train(&config, &options(dir.path())).unwrap();
+        assert_eq!(summary.skipped, 0, "{preconditioner:?}");
+        losses(dir.path())
+    };
+    let plain = run(Preconditioner::Gradient);
+    let newton = run(Preconditioner::Newton);
+    assert_eq!(plain.len(), newton.len());
+    // Same initial weights and sample: the first prediction is the same;
+    // after one update with a different pulled vector it is not.
+    assert_eq!(plain[0], newton[0]);
+    assert!(newton.iter().all(|(_, l)| l.is_finite()), "{newton:?}");
+    assert_ne!(plain[1..], newton[1..]);
 }
 
 /// [`tiny`] with a held-out validation rollout of 3 frames every 4 updates.

@@ -86,6 +86,27 @@ pub struct TrainConfig {
     pub validation: Option<Validation>,
     /// Checkpoint every this many updates (and at the end).
     pub checkpoint_every: u64,
+    /// What the network's prediction is pulled along (DESIGN §1, gradient
+    /// bridge): the energy gradient itself, or the Newton step from it.
+    pub preconditioner: Preconditioner,
+}
+
+/// The vector backpropagated from the predicted positions into the network.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Preconditioner {
+    /// g = ∂E/∂x (N): HOOD's surrogate L = Σ x·g. Each mode of the cloth
+    /// is learned in proportion to the energy it costs, so the soft ones
+    /// (the garment sliding as a whole, sagging under gravity) far more
+    /// slowly than stretching.
+    #[default]
+    Gradient,
+    /// −d = H⁻¹g (m), the Newton step from the prediction with the
+    /// PSD-projected Hessian of the incremental potential: the gradient of
+    /// ½‖x − x*‖² towards the Newton target x* = x + d, held fixed. Every
+    /// vertex is pulled by its distance from x*, whatever mode it is in;
+    /// the fixed point is the same, g = 0. One sparse factorisation per
+    /// update.
+    Newton,
 }
 
 impl Default for TrainConfig {
@@ -134,6 +155,7 @@ impl Default for TrainConfig {
                 keep_all: false,
             }),
             checkpoint_every: 250,
+            preconditioner: Preconditioner::Gradient,
         }
     }
 }

@@ -14,7 +14,7 @@ pub mod trainer;
 pub mod validation;
 pub mod window;
 
-pub use config::TrainConfig;
+pub use config::{Preconditioner, TrainConfig};
 pub use run::{
     RUN_CONFIG_FILE, SELECTED_FILE, TrainOptions, TrainSummary, best_dir, checkpoint_dir,
     checkpoint_run_config, train, validated_dir, validated_models,

@@ -42,10 +42,12 @@ use crate::garment::Garment;
 use crate::model::NeuralSimulator;
 use crate::model::checkpoint;
 use crate::model::simulator::tensor_to_points;
+use crate::physics::newton::{SparseCholesky, newton_direction};
 use crate::physics::{BodyMotion, Cloth, ContactSearch, PhysicsConfig, Step};
 use crate::sim::{DT, GarmentModelInputs, GarmentState, SETTLE_DT, Scene, build_step_graph};
 use crate::train::RunConfig;
-use crate::{Error, Result};
+use crate::train::Preconditioner;
+use crate::{Error, Result, Vec3};
 
 /// Where and how to train.
 pub struct TrainOptions {
@@ -453,6 +455,7 @@ impl SampleRun<'_> {
         } else {
             1
         };
+        let mut cholesky = SparseCholesky::default();
         for j in first..=rollout {
             let timer = Instant::now();
             let settling = j == 0;
@@ -514,10 +517,26 @@ impl SampleRun<'_> {
                     .iter()
                     .all(|g| g.iter().all(|c| c.is_finite()));
             let lr = tc.learning_rate.at(update);
-            let grad_norm = if finite {
-                trainer
-                    .apply_gradient(predicted, &evaluation.gradient, lr)?
-                    .gradient_norm
+            // What is pulled back through the network: g, or the Newton
+            // step's H⁻¹g (None when the factorisation fails: skipped).
+            let pulled = match (finite, tc.preconditioner) {
+                (false, _) => None,
+                (true, Preconditioner::Gradient) => Some(evaluation.gradient.clone()),
+                (true, Preconditioner::Newton) => {
+                    let free: Vec<bool> = graph.free.iter().map(|&f| f > 0.5).collect();
+                    newton_direction(
+                        &step.energies(),
+                        &x,
+                        &evaluation.gradient,
+                        &free,
+                        &mut cholesky,
+                    )
+                    .map(|d| d.iter().map(|d| -d).collect::<Vec<Vec3>>())
+                }
+            };
+            let finite = pulled.is_some();
+            let grad_norm = if let Some(pulled) = pulled {
+                trainer.apply_gradient(predicted, &pulled, lr)?.gradient_norm
             } else {
                 // Counted and logged, never applied; the sample ends here
                 // because its state is no longer meaningful.
