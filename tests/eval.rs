@@ -337,3 +337,69 @@ fn eval_measures_frames_against_skinning_and_a_reference() {
     );
     assert!(stderr.contains("frame_00003.ply"), "{stderr}");
 }
+
+/// The reference run writes each frame as it reports it, stops where the
+/// callback says, and its directory reads back as `--reference` frames with
+/// one CSV row per frame.
+#[test]
+fn a_reference_run_writes_and_measures_every_frame_it_reports() {
+    use senc::eval::reference_run::{CSV_HEADER, FramesOut, simulate_into_dir};
+    use senc::eval::sequence::{Match, read_frames};
+    use std::ops::ControlFlow;
+    let body = Body::makehuman().unwrap();
+    let garment = Garment::builtin("skirt", &body).unwrap();
+    let motion = senc::motion::Motion::builtin("01_01", &body).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut seen = Vec::new();
+    let summary = simulate_into_dir(
+        &body,
+        &garment,
+        &motion.frames[..5],
+        &Default::default(),
+        &Default::default(),
+        FramesOut {
+            dir: dir.path(),
+            with_body: true,
+        },
+        |record| {
+            seen.push((record.index, record.penetration_percent()));
+            assert!(record.report.terms.iter().all(|t| t.value.is_finite()));
+            if record.index == 1 {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        },
+    )
+    .unwrap();
+    assert_eq!(summary.frames, 2);
+    assert_eq!(seen.iter().map(|s| s.0).collect::<Vec<_>>(), [0, 1]);
+    assert_eq!(
+        summary.not_converged() + summary.converged + summary.at_jump,
+        2
+    );
+    assert!(!summary.self_collision_term);
+    let frames = read_frames(dir.path(), &garment.rest, None, Match::Faces).unwrap();
+    assert_eq!(frames.len(), 2);
+    assert!(dir.path().join("body_00001.ply").exists());
+    assert!(!dir.path().join("frame_00002.ply").exists());
+    // The garment moved between the two frames (frame 1 is a real step).
+    assert!(
+        frames[0]
+            .iter()
+            .zip(&frames[1])
+            .any(|(a, b)| (a - b).norm() > 1e-6)
+    );
+    let csv = std::fs::read_to_string(dir.path().join("frames.csv")).unwrap();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines.len(), 3, "{csv}");
+    assert!(lines[0].starts_with(CSV_HEADER));
+    let columns = lines[0].split(',').count();
+    for (k, line) in lines[1..].iter().enumerate() {
+        let cells: Vec<&str> = line.split(',').collect();
+        assert_eq!(cells.len(), columns, "{line}");
+        assert_eq!(cells[0], k.to_string());
+        let penetration: f64 = cells[6].parse().unwrap();
+        assert!((penetration - seen[k].1).abs() < 1e-3, "{line}");
+    }
+}

@@ -1,9 +1,10 @@
 //! Evaluation: per-frame physical metrics, the sequence reports of
-//! `senc eval`, and the drape approximator's errors (`senc approx eval`).
+//! `senc eval`, the reference solver's measured runs (`senc simulate`), and the drape approximator's errors (`senc approx eval`).
 
 pub mod drape;
 pub mod metrics;
 pub mod plausibility;
+pub mod reference_run;
 pub mod report;
 pub mod sequence;
 

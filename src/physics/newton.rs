@@ -408,11 +408,7 @@ struct Woodbury {
 
 impl NewtonSystem {
     /// `None` if a solve is not finite or M is not positive definite.
-    fn new(
-        llt: Llt<usize, f64>,
-        terms: &[(f64, Vec<Vec3>)],
-        free: &[bool],
-    ) -> Option<Self> {
+    fn new(llt: Llt<usize, f64>, terms: &[(f64, Vec<Vec3>)], free: &[bool]) -> Option<Self> {
         if terms.is_empty() {
             return Some(NewtonSystem {
                 llt,
@@ -623,7 +619,10 @@ mod tests {
             value
         }
         fn add_hessian(&self, _x: &[Vec3], hessian: &mut Hessian) {
-            let (k, s) = (self.stiff * Matrix3::identity(), self.soft * Matrix3::identity());
+            let (k, s) = (
+                self.stiff * Matrix3::identity(),
+                self.soft * Matrix3::identity(),
+            );
             hessian.add_block(0, 0, k);
             hessian.add_block(1, 1, k + s);
             hessian.add_block(0, 1, -k);

@@ -45,8 +45,8 @@ use crate::model::simulator::tensor_to_points;
 use crate::physics::newton::{SparseCholesky, newton_direction};
 use crate::physics::{BodyMotion, Cloth, ContactSearch, PhysicsConfig, Step};
 use crate::sim::{DT, GarmentModelInputs, GarmentState, SETTLE_DT, Scene, build_step_graph};
-use crate::train::RunConfig;
 use crate::train::Preconditioner;
+use crate::train::RunConfig;
 use crate::{Error, Result, Vec3};
 
 /// Where and how to train.
@@ -536,7 +536,9 @@ impl SampleRun<'_> {
             };
             let finite = pulled.is_some();
             let grad_norm = if let Some(pulled) = pulled {
-                trainer.apply_gradient(predicted, &pulled, lr)?.gradient_norm
+                trainer
+                    .apply_gradient(predicted, &pulled, lr)?
+                    .gradient_norm
             } else {
                 // Counted and logged, never applied; the sample ends here
                 // because its state is no longer meaningful.
