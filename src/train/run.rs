@@ -43,10 +43,10 @@ use crate::model::NeuralSimulator;
 use crate::model::checkpoint;
 use crate::model::simulator::tensor_to_points;
 use crate::physics::newton::{SparseCholesky, newton_direction};
-use crate::physics::{BodyMotion, Cloth, ContactSearch, PhysicsConfig, Step};
+use crate::physics::{BodyMotion, Cloth, ContactSearch, Evaluation, PhysicsConfig, Step};
 use crate::sim::{DT, GarmentModelInputs, GarmentState, SETTLE_DT, Scene, build_step_graph};
-use crate::train::Preconditioner;
 use crate::train::RunConfig;
+use crate::train::{Preconditioner, TrainConfig};
 use crate::{Error, Result, Vec3};
 
 /// Where and how to train.
@@ -146,43 +146,13 @@ pub fn train(config: &RunConfig, options: &TrainOptions) -> Result<TrainSummary>
 
     std::fs::create_dir_all(&options.out).map_err(|e| Error::io(&options.out, e))?;
     let ckpt = checkpoint_dir(&options.out);
-    let (mut trainer, mut rng, mut samples, mut skipped, mut carried) = if options.resume {
-        let (mut trainer, state) =
-            training_checkpoint::resume(&ckpt, &config.model, &options.device)?;
-        let rng = match &state.rng {
-            Some(r) => r.restore()?,
-            None => {
-                return Err(Error::invalid(format!(
-                    "{}: no training state to resume",
-                    ckpt.display()
-                )));
-            }
-        };
-        let samples = state.extra["samples"].as_u64().unwrap_or(0);
-        let skipped = state.extra["skipped"].as_u64().unwrap_or(0);
-        trainer.normalizers_frozen = state.extra["normalizers_frozen"].as_bool().unwrap_or(false);
-        let carried: Option<Carried> = match state.extra.get("carried") {
-            None => None,
-            Some(v) => serde_json::from_value(v.clone()).map_err(|e| {
-                Error::invalid(format!("{}: carried chain state: {e}", ckpt.display()))
-            })?,
-        };
-        (trainer, rng, samples, skipped, carried)
-    } else if let Some(init) = &options.init_from {
-        let sim = checkpoint::load_matching(init, &config.model, &options.device)?;
-        let mut trainer = Trainer::new(sim);
-        trainer.normalizers_frozen = true;
-        (trainer, ChaCha8Rng::seed_from_u64(tc.seed), 0, 0, None)
-    } else {
-        let sim = NeuralSimulator::new_seeded(&config.model, &options.device, tc.seed)?;
-        (
-            Trainer::new(sim),
-            ChaCha8Rng::seed_from_u64(tc.seed),
-            0,
-            0,
-            None,
-        )
-    };
+    let RunStart {
+        mut trainer,
+        mut rng,
+        mut samples,
+        mut skipped,
+        mut carried,
+    } = RunStart::new(config, options, &ckpt)?;
     let config_text = ron::ser::to_string_pretty(config, Default::default())
         .map_err(|e| Error::invalid(format!("serialising the run config: {e}")))?;
     crate::atomic_file::write_bytes_atomic(
@@ -203,8 +173,6 @@ pub fn train(config: &RunConfig, options: &TrainOptions) -> Result<TrainSummary>
     let mut recent = std::collections::VecDeque::with_capacity(100);
     let mut last_checkpoint = trainer.updates;
     let start_update = trainer.updates;
-    let keep_best = tc.validation.as_ref().is_some_and(|v| v.keep_best);
-    let keep_all = tc.validation.as_ref().is_some_and(|v| v.keep_all);
     let mut validator = match &tc.validation {
         Some(v) => Some(Validator::new(
             v,
@@ -217,34 +185,8 @@ pub fn train(config: &RunConfig, options: &TrainOptions) -> Result<TrainSummary>
     };
     while trainer.updates < tc.steps {
         let rollout = tc.rollout.at(trainer.updates);
-        let continued = maybe_continue(
-            &mut rng,
-            tc.continue_probability,
-            carried.as_ref(),
-            &windows,
-            rollout,
-            &|motion, frame| scenes[motion].skinned_garment(frame),
-        );
-        let (sample, state) = match continued {
-            Some(next) => next,
-            None => {
-                let sample = draw(
-                    &mut rng,
-                    &windows,
-                    rollout,
-                    tc.max_external_acceleration,
-                    tc.material,
-                )
-                .ok_or_else(|| {
-                    Error::invalid(format!("no motion window is longer than {rollout} frames"))
-                })?;
-                let skinned = scenes[sample.motion].skinned_garment(sample.start);
-                let mut state = GarmentState::at_rest(skinned.clone(), skinned);
-                add_noise(&mut rng, &mut state.x, tc.initial_noise);
-                state.x_prev.clone_from(&state.x);
-                (sample, state)
-            }
-        };
+        let (sample, state) =
+            next_sample(&mut rng, tc, carried.as_ref(), &windows, &scenes, rollout)?;
         let run = SampleRun {
             config,
             scene: &scenes[sample.motion],
@@ -272,53 +214,28 @@ pub fn train(config: &RunConfig, options: &TrainOptions) -> Result<TrainSummary>
             .as_mut()
             .filter(|v| v.due(before, trainer.updates))
         {
-            let r = v.run(&trainer.sim, trainer.updates)?;
-            if keep_all {
-                save_model(
-                    &validated_dir(&options.out, trainer.updates),
-                    &trainer.sim,
-                    &config_text,
-                )?;
-            }
-            let best = keep_best && v.improves(trainer.updates, r.c_mean);
-            if best {
-                save_best(
-                    &options.out,
-                    &trainer.sim,
-                    trainer.updates,
-                    &r,
-                    &config_text,
-                )?;
-            }
-            bar.println(format!(
-                "validation at update {}: C {:.3} (x1e-3), %(0.01) {:.1}, stretch {:.3e} J, {} frames{}",
+            validate(
+                v,
+                &trainer.sim,
                 trainer.updates,
-                r.c_mean,
-                r.pct_over_0_01,
-                r.stretch,
-                r.frames,
-                if best { " (best so far: written to best/)" } else { "" }
-            ));
+                options,
+                &config_text,
+                &bar,
+            )?;
         }
         let done = trainer.updates >= tc.steps;
         if done
             || trainer.updates / tc.checkpoint_every.max(1)
                 > last_checkpoint / tc.checkpoint_every.max(1)
         {
-            let state = TrainingState {
-                updates: trainer.updates,
-                rng: Some(RngState::capture(&rng)),
-                extra: serde_json::json!({
-                    "samples": samples,
-                    "skipped": skipped,
-                    "normalizers_frozen": trainer.normalizers_frozen,
-                    "carried": carried,
-                }),
-            };
-            training_checkpoint::save(&ckpt, &trainer, &state)?;
-            crate::atomic_file::write_bytes_atomic(
-                &ckpt.join(RUN_CONFIG_FILE),
-                config_text.as_bytes(),
+            save_checkpoint(
+                &ckpt,
+                &trainer,
+                &rng,
+                samples,
+                skipped,
+                carried.as_ref(),
+                &config_text,
             )?;
             last_checkpoint = trainer.updates;
         }
@@ -331,8 +248,164 @@ pub fn train(config: &RunConfig, options: &TrainOptions) -> Result<TrainSummary>
         skipped,
         recent_loss: recent.iter().sum::<f64>() / recent.len().max(1) as f64,
         seconds: started.elapsed().as_secs_f64(),
-        best: validator.filter(|_| keep_best).and_then(|v| v.best()),
+        best: validator.filter(|v| v.keep_best()).and_then(|v| v.best()),
     })
+}
+
+/// Where a run starts: its model and optimiser, random state and counters,
+/// fresh, from another model's weights (`--init-from`) or resumed from the
+/// run's checkpoint.
+struct RunStart {
+    trainer: Trainer,
+    rng: ChaCha8Rng,
+    samples: u64,
+    skipped: u64,
+    carried: Option<Carried>,
+}
+
+impl RunStart {
+    fn new(config: &RunConfig, options: &TrainOptions, ckpt: &Path) -> Result<Self> {
+        let tc = &config.train;
+        let (trainer, rng, samples, skipped, carried) = if options.resume {
+            let (mut trainer, state) =
+                training_checkpoint::resume(&ckpt, &config.model, &options.device)?;
+            let rng = match &state.rng {
+                Some(r) => r.restore()?,
+                None => {
+                    return Err(Error::invalid(format!(
+                        "{}: no training state to resume",
+                        ckpt.display()
+                    )));
+                }
+            };
+            let samples = state.extra["samples"].as_u64().unwrap_or(0);
+            let skipped = state.extra["skipped"].as_u64().unwrap_or(0);
+            trainer.normalizers_frozen =
+                state.extra["normalizers_frozen"].as_bool().unwrap_or(false);
+            let carried: Option<Carried> = match state.extra.get("carried") {
+                None => None,
+                Some(v) => serde_json::from_value(v.clone()).map_err(|e| {
+                    Error::invalid(format!("{}: carried chain state: {e}", ckpt.display()))
+                })?,
+            };
+            (trainer, rng, samples, skipped, carried)
+        } else if let Some(init) = &options.init_from {
+            let sim = checkpoint::load_matching(init, &config.model, &options.device)?;
+            let mut trainer = Trainer::new(sim);
+            trainer.normalizers_frozen = true;
+            (trainer, ChaCha8Rng::seed_from_u64(tc.seed), 0, 0, None)
+        } else {
+            let sim = NeuralSimulator::new_seeded(&config.model, &options.device, tc.seed)?;
+            (
+                Trainer::new(sim),
+                ChaCha8Rng::seed_from_u64(tc.seed),
+                0,
+                0,
+                None,
+            )
+        };
+        Ok(RunStart {
+            trainer,
+            rng,
+            samples,
+            skipped,
+            carried,
+        })
+    }
+}
+
+/// The next sample: the carried chain's continuation when the draw says so,
+/// else a fresh window starting skinned (with the initial noise).
+fn next_sample(
+    rng: &mut ChaCha8Rng,
+    tc: &TrainConfig,
+    carried: Option<&Carried>,
+    windows: &[Range<usize>],
+    scenes: &[Scene],
+    rollout: usize,
+) -> Result<(Sample, GarmentState)> {
+    let continued = maybe_continue(
+        rng,
+        tc.continue_probability,
+        carried,
+        windows,
+        rollout,
+        &|motion, frame| scenes[motion].skinned_garment(frame),
+    );
+    match continued {
+        Some(next) => Ok(next),
+        None => {
+            let sample = draw(
+                rng,
+                windows,
+                rollout,
+                tc.max_external_acceleration,
+                tc.material,
+            )
+            .ok_or_else(|| {
+                Error::invalid(format!("no motion window is longer than {rollout} frames"))
+            })?;
+            let skinned = scenes[sample.motion].skinned_garment(sample.start);
+            let mut state = GarmentState::at_rest(skinned.clone(), skinned);
+            add_noise(rng, &mut state.x, tc.initial_noise);
+            state.x_prev.clone_from(&state.x);
+            Ok((sample, state))
+        }
+    }
+}
+
+/// Writes the run's checkpoint: model, optimiser, random state, counters,
+/// the carried chain and the run config (each file replaced atomically).
+fn save_checkpoint(
+    ckpt: &Path,
+    trainer: &Trainer,
+    rng: &ChaCha8Rng,
+    samples: u64,
+    skipped: u64,
+    carried: Option<&Carried>,
+    config_text: &str,
+) -> Result<()> {
+    let state = TrainingState {
+        updates: trainer.updates,
+        rng: Some(RngState::capture(rng)),
+        extra: serde_json::json!({
+            "samples": samples,
+            "skipped": skipped,
+            "normalizers_frozen": trainer.normalizers_frozen,
+            "carried": carried,
+        }),
+    };
+    training_checkpoint::save(ckpt, trainer, &state)?;
+    crate::atomic_file::write_bytes_atomic(&ckpt.join(RUN_CONFIG_FILE), config_text.as_bytes())
+}
+/// Rolls the model out on the validation window, logs the row, keeps the
+/// model as the validation section says (`validated/UPDATE/`, `best/`) and
+/// prints the scores.
+fn validate(
+    v: &mut Validator,
+    sim: &NeuralSimulator,
+    update: u64,
+    options: &TrainOptions,
+    config_text: &str,
+    bar: &ProgressBar,
+) -> Result<()> {
+    let r = v.run(sim, update)?;
+    if v.keep_all() {
+        save_model(&validated_dir(&options.out, update), sim, config_text)?;
+    }
+    let best = v.keep_best() && v.improves(update, r.c_mean);
+    if best {
+        save_best(&options.out, sim, update, &r, config_text)?;
+    }
+    bar.println(format!(
+        "validation at update {update}: C {:.3} (x1e-3), %(0.01) {:.1}, stretch {:.3e} J, {} frames{}",
+        r.c_mean,
+        r.pct_over_0_01,
+        r.stretch,
+        r.frames,
+        if best { " (best so far: written to best/)" } else { "" }
+    ));
+    Ok(())
 }
 
 /// Writes `sim`, the lowest-C model so far, to `best/` of the run directory
@@ -414,6 +487,37 @@ struct SampleRun<'a> {
     self_collision: &'a SelfCollision,
 }
 
+/// One step's loss as training uses and logs it.
+struct StepLoss {
+    /// Total, gradient and the step potential's terms.
+    evaluation: Evaluation,
+    /// Every logged term (the self-collision term and C in stage 2).
+    terms: Vec<(String, f64)>,
+    /// 1, or 2 once the self-collision loss is on.
+    stage: u8,
+}
+
+/// What is pulled back through the network from the prediction `x` (per
+/// vertex): the loss gradient g, or the Newton step's H⁻¹g (`None` when
+/// the factorisation fails; the update is then skipped).
+fn pulled_vector(
+    preconditioner: Preconditioner,
+    step: &Step<'_>,
+    x: &[Vec3],
+    evaluation: &Evaluation,
+    free: &[f32],
+    cholesky: &mut SparseCholesky,
+) -> Option<Vec<Vec3>> {
+    match preconditioner {
+        Preconditioner::Gradient => Some(evaluation.gradient.clone()),
+        Preconditioner::Newton => {
+            let free: Vec<bool> = free.iter().map(|&f| f > 0.5).collect();
+            newton_direction(&step.energies(), x, &evaluation.gradient, &free, cholesky)
+                .map(|d| d.iter().map(|d| -d).collect())
+        }
+    }
+}
+
 /// What one sample contributed.
 struct SampleOutcome {
     losses: Vec<f64>,
@@ -424,6 +528,39 @@ struct SampleOutcome {
 }
 
 impl SampleRun<'_> {
+    /// The loss of one predicted step `x`: the step's incremental potential
+    /// and, from `train.self_collision_from` on (stage 2), the self-collision
+    /// term, with their gradient and the per-term values logged.
+    fn loss(&self, step: &Step<'_>, x: &[Vec3], update: u64) -> Result<StepLoss> {
+        let tc = &self.config.train;
+        let mut evaluation = step.energies().evaluate(x);
+        let mut terms: Vec<(String, f64)> = evaluation
+            .terms
+            .iter()
+            .map(|t| (t.name.clone(), t.value))
+            .collect();
+        let stage = if tc.self_collision_from.is_some_and(|from| update >= from) {
+            2
+        } else {
+            1
+        };
+        if stage == 2 && x.iter().all(|p| p.iter().all(|c| c.is_finite())) {
+            let sc = &self.config.self_collision;
+            let report = self.self_collision.evaluate(x, sc.loss, sc.weight)?;
+            for (g, s) in evaluation.gradient.iter_mut().zip(&report.grad) {
+                *g += s;
+            }
+            evaluation.total += report.loss;
+            terms.push(("self_collision".into(), report.loss));
+            terms.push(("self_collision_c".into(), report.c_metric));
+        }
+        Ok(StepLoss {
+            evaluation,
+            terms,
+            stage,
+        })
+    }
+
     /// Settles (unless the sample continues a carried state), then rolls
     /// out `rollout` frames, one update per step.
     fn train(
@@ -490,50 +627,29 @@ impl SampleRun<'_> {
             };
             let step = Step::new(&cloth, &state.x, &velocity, dt, Some(body))?
                 .with_collision_weight(tc.body_collision_weight.at(update));
-            let mut evaluation = step.energies().evaluate(&x);
-            let mut terms: Vec<(String, f64)> = evaluation
-                .terms
-                .iter()
-                .map(|t| (t.name.clone(), t.value))
-                .collect();
-            let stage = if tc.self_collision_from.is_some_and(|from| update >= from) {
-                2
-            } else {
-                1
-            };
-            if stage == 2 && x.iter().all(|p| p.iter().all(|c| c.is_finite())) {
-                let sc = &self.config.self_collision;
-                let report = self.self_collision.evaluate(&x, sc.loss, sc.weight)?;
-                for (g, s) in evaluation.gradient.iter_mut().zip(&report.grad) {
-                    *g += s;
-                }
-                evaluation.total += report.loss;
-                terms.push(("self_collision".into(), report.loss));
-                terms.push(("self_collision_c".into(), report.c_metric));
-            }
+            let StepLoss {
+                evaluation,
+                terms,
+                stage,
+            } = self.loss(&step, &x, update)?;
             let finite = evaluation.total.is_finite()
                 && evaluation
                     .gradient
                     .iter()
                     .all(|g| g.iter().all(|c| c.is_finite()));
             let lr = tc.learning_rate.at(update);
-            // What is pulled back through the network: g, or the Newton
-            // step's H⁻¹g (None when the factorisation fails: skipped).
-            let pulled = match (finite, tc.preconditioner) {
-                (false, _) => None,
-                (true, Preconditioner::Gradient) => Some(evaluation.gradient.clone()),
-                (true, Preconditioner::Newton) => {
-                    let free: Vec<bool> = graph.free.iter().map(|&f| f > 0.5).collect();
-                    newton_direction(
-                        &step.energies(),
+            let pulled = finite
+                .then(|| {
+                    pulled_vector(
+                        tc.preconditioner,
+                        &step,
                         &x,
-                        &evaluation.gradient,
-                        &free,
+                        &evaluation,
+                        &graph.free,
                         &mut cholesky,
                     )
-                    .map(|d| d.iter().map(|d| -d).collect::<Vec<Vec3>>())
-                }
-            };
+                })
+                .flatten();
             let finite = pulled.is_some();
             let grad_norm = if let Some(pulled) = pulled {
                 trainer

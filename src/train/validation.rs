@@ -30,6 +30,8 @@ pub struct Validator {
     path: PathBuf,
     /// Update and mean C of the best validation so far.
     best: Option<(u64, f64)>,
+    keep_best: bool,
+    keep_all: bool,
 }
 
 impl Validator {
@@ -68,7 +70,19 @@ impl Validator {
             every: config.every.max(1),
             path: csv.to_path_buf(),
             best,
+            keep_best: config.keep_best,
+            keep_all: config.keep_all,
         })
+    }
+
+    /// Whether the lowest-C model is kept in `best/`.
+    pub fn keep_best(&self) -> bool {
+        self.keep_best
+    }
+
+    /// Whether every validated model is kept in `validated/UPDATE/`.
+    pub fn keep_all(&self) -> bool {
+        self.keep_all
     }
 
     /// Whether the update count crossed a multiple of `every` since `before`.
