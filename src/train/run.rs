@@ -268,7 +268,7 @@ impl RunStart {
         let tc = &config.train;
         let (trainer, rng, samples, skipped, carried) = if options.resume {
             let (mut trainer, state) =
-                training_checkpoint::resume(&ckpt, &config.model, &options.device)?;
+                training_checkpoint::resume(ckpt, &config.model, &options.device)?;
             let rng = match &state.rng {
                 Some(r) => r.restore()?,
                 None => {
