@@ -17,7 +17,7 @@ use senc::garment::{Garment, GarmentConfig};
 use senc::mesh::shapes::{cloth_sheet, sphere};
 use senc::motion::Motion;
 use senc::physics::hessian::Projection;
-use senc::physics::reference::FRAME_DT;
+use senc::physics::solver::reference::FRAME_DT;
 use senc::physics::{
     BodyMotion, Cloth, ClothState, ContactSearch, PhysicsConfig, ReferenceSolver, SolverMethod,
     Step,

@@ -1125,7 +1125,7 @@ fn tshirt_rig(body: &senc::body::Body) -> (TriMesh, Vec<usize>, senc::body::Skin
 #[test]
 fn tshirt_settles_on_the_body_and_follows_cmu_01_01() {
     use senc::eval::metrics::GarmentMetrics;
-    use senc::physics::reference::{GarmentRig, ReferenceSimulation};
+    use senc::physics::solver::reference::{GarmentRig, ReferenceSimulation};
     let body = senc::body::Body::makehuman().unwrap();
     let (rest, pinned, weights) = tshirt_rig(&body);
     let motion = senc::motion::Motion::builtin("01_01", &body).unwrap();
@@ -1258,7 +1258,7 @@ fn solver_with_the_self_collision_term_separates_intersecting_boxes() {
 #[test]
 fn the_skirt_settles_with_the_smoothed_self_collision_term_on_held_out_01_03() {
     use senc::garment::Garment;
-    use senc::physics::reference::{GarmentRig, ReferenceSimulation};
+    use senc::physics::solver::reference::{GarmentRig, ReferenceSimulation};
     use senc::train::RunConfig;
     let config = RunConfig::read(std::path::Path::new("configs/simulate_skirt_sc.ron")).unwrap();
     let body = senc::body::Body::makehuman().unwrap();

@@ -11,7 +11,7 @@ use super::fans::VertexFans;
 use super::patches::{EdgeTwins, PatchCertifier};
 use super::points::PointSet;
 use super::predicates::PlaneFilter;
-use super::tri_tri::{PairCrossing, pair_crossing, pair_crossing_on_planes};
+use super::tri_tri::{PairCrossing, common_vertices, pair_crossing, pair_crossing_on_planes};
 use crate::Vec3;
 use crate::mesh::{Topology, TriMesh};
 
@@ -51,22 +51,6 @@ pub fn share_edge(a: &[usize; 3], b: &[usize; 3]) -> bool {
 #[inline]
 pub fn shared_vertices(a: &[usize; 3], b: &[usize; 3]) -> usize {
     common_vertices(a, b).0
-}
-
-/// Number of vertices of `a` that are also vertices of `b`, and one of them
-/// (the last; meaningless when there is none).
-#[inline]
-pub(crate) fn common_vertices(a: &[usize; 3], b: &[usize; 3]) -> (usize, usize) {
-    let has = |v: usize| (v == b[0]) | (v == b[1]) | (v == b[2]);
-    let mut count = 0;
-    let mut last = 0;
-    for &v in a {
-        if has(v) {
-            count += 1;
-            last = v;
-        }
-    }
-    (count, last)
 }
 
 /// How much looser than when it was built a refitted tree may get (the

@@ -10,7 +10,6 @@
 //!   paths: every end point is an edge of one face piercing the other, or the
 //!   vertex the two faces share.
 
-use super::intersections::common_vertices;
 use super::points::PointKey;
 use super::predicates::{
     PlaneFilter, orient2d, orient3d, orient3d_exact_sign, orient3d_sign, orient3d_sign_tied,
@@ -311,6 +310,22 @@ impl<'a> EdgeSigns<'a> {
         }
         self.signs[k][j]
     }
+}
+
+/// Number of vertices of `a` that are also vertices of `b`, and one of them
+/// (the last; meaningless when there is none).
+#[inline]
+pub(crate) fn common_vertices(a: &[usize; 3], b: &[usize; 3]) -> (usize, usize) {
+    let has = |v: usize| (v == b[0]) | (v == b[1]) | (v == b[2]);
+    let mut count = 0;
+    let mut last = 0;
+    for &v in a {
+        if has(v) {
+            count += 1;
+            last = v;
+        }
+    }
+    (count, last)
 }
 
 #[cfg(test)]

@@ -24,8 +24,8 @@ use crate::collide::{SelfCollision, SelfCollisionConfig};
 use crate::garment::Garment;
 use crate::mesh::{TriMesh, write_ply_simple};
 use crate::physics::PhysicsConfig;
-use crate::physics::reference::{GarmentRig, ReferenceSimulation, SimulatedFrame};
 use crate::physics::solver::StepReport;
+use crate::physics::solver::reference::{GarmentRig, ReferenceSimulation, SimulatedFrame};
 
 /// `frames.csv`'s columns before the per-term energies.
 pub const CSV_HEADER: &str = "frame,iterations,added_contacts,converged,residual,seconds,penetration_percent,mean_edge_strain,max_edge_strain,stretch_default,bend_default,c_metric,at_jump";

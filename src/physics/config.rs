@@ -6,7 +6,6 @@ use super::bend::BendRest;
 use super::body_collision::{ContactSearch, EPSILON};
 use super::friction::FrictionConfig;
 use super::material::{GRAVITY, Material};
-use super::solver::SolverConfig;
 use super::strain_limit::StrainLimitConfig;
 use crate::{Error, Result, Vec3};
 
@@ -110,6 +109,78 @@ impl PhysicsConfig {
             limit.validate()?;
         }
         self.solver.validate()
+    }
+}
+
+/// How each step's potential is minimised.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum SolverMethod {
+    /// Projected Newton with a sparse Cholesky solve ([`super::solver::newton`]).
+    #[default]
+    Newton,
+    /// L-BFGS with a diagonal preconditioner ([`super::solver::lbfgs`]): gradients only.
+    Lbfgs,
+}
+
+/// Settings of the reference solver.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SolverConfig {
+    /// Newton (default) or L-BFGS.
+    pub method: SolverMethod,
+    /// Stop when ‖∇E‖/‖m·g‖ over free vertices is below this.
+    pub tolerance: f64,
+    /// Iteration cap per step.
+    pub max_iterations: usize,
+    /// L-BFGS memory (correction pairs; L-BFGS only).
+    pub history: usize,
+    /// Time step of the first, settling step (s).
+    pub settle_dt: f64,
+    /// Add the self-collision penetration term of the run config's
+    /// `self_collision` section (if its weight is > 0) to every step
+    /// (opt-in: it costs one intersection analysis per energy evaluation).
+    pub self_collision: bool,
+    /// Knee of the self-collision term's per-region penalty in the solver
+    /// (0 = DESIGN's w·Σ|S_i| exactly): a region whose |S_i| (6 × volume,
+    /// m³) is below the knee is penalised by w·|S_i|²/(2·knee), so the
+    /// term's force fades in instead of jumping on where two layers first
+    /// cross ([`crate::collide::penalty`]).
+    pub self_collision_knee: f64,
+    /// Extra minimisations per step with the contacts of vertices that
+    /// ended inside the body (see the module docs; 0 = one correspondence
+    /// per vertex, as in training). All passes share `max_iterations`.
+    pub contact_passes: usize,
+}
+
+impl Default for SolverConfig {
+    fn default() -> Self {
+        SolverConfig {
+            method: SolverMethod::default(),
+            tolerance: 1e-3,
+            max_iterations: 5000,
+            history: 10,
+            settle_dt: 1.0 / 3.0,
+            self_collision: false,
+            self_collision_knee: 0.0,
+            contact_passes: 0,
+        }
+    }
+}
+
+impl SolverConfig {
+    /// Checks that the settings are usable.
+    pub fn validate(&self) -> Result<()> {
+        if !(self.tolerance.is_finite() && self.tolerance > 0.0)
+            || self.max_iterations == 0
+            || self.history == 0
+            || !(self.settle_dt.is_finite() && self.settle_dt > 0.0)
+            || !(self.self_collision_knee.is_finite() && self.self_collision_knee >= 0.0)
+        {
+            return Err(Error::invalid(format!(
+                "solver config {self:?}: tolerance and settle_dt must be > 0, self_collision_knee >= 0, max_iterations and history >= 1"
+            )));
+        }
+        Ok(())
     }
 }
 

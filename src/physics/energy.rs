@@ -31,7 +31,7 @@ pub trait Energy: Send + Sync {
     /// False for a term that is only piecewise smooth: the self-collision
     /// volume w·Σ|S_i| has a kink wherever a penetrated region appears or
     /// vanishes. The solver measures stationarity of a sum with such terms
-    /// with the gradients sampled on both sides of a kink ([`super::bundle`]).
+    /// with the gradients sampled on both sides of a kink ([`super::solver::bundle`]).
     fn is_smooth(&self) -> bool {
         true
     }

@@ -23,7 +23,7 @@ pub type Block = Matrix3<f64>;
 /// plus any rank-one terms c·u·uᵀ (c ≥ 0) of terms whose curvature couples
 /// many vertices at once (the smoothed self-collision penalty of a region):
 /// those stay out of the sparse matrix and enter the Newton solve by the
-/// Woodbury identity (`super::newton`).
+/// Woodbury identity (`super::solver::newton`).
 #[derive(Clone, Debug, Default)]
 pub struct Hessian {
     num_vertices: usize,
@@ -200,7 +200,7 @@ pub(crate) fn add_element_hessians<T: Sync, const K: usize, const D: usize>(
 /// stopped limiting the step, `descent::CRUSHED_AREA_FRACTION`: 5000
 /// iterations, 12 % strain). `Absolute` keeps such steps short but is not
 /// the true Hessian where the cloth is compressed, so near a solution it
-/// converges only linearly, where `Clamp` converges fast. [`super::newton`]
+/// converges only linearly, where `Clamp` converges fast. [`super::solver::newton`]
 /// therefore uses `Absolute` until a full Newton step is accepted and
 /// `Clamp` from then on, back to `Absolute`
 /// whenever a step has to be shortened. (Chen et al. 2024, "Stabler

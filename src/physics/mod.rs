@@ -10,28 +10,23 @@
 //! The self-collision volume (DESIGN §4) enters the same sum as one more
 //! boxed term, [`SelfCollisionEnergy`] ([`EnergySum::push_boxed`],
 //! [`ReferenceSolver::with_term`]).
+//!
+//! The reference solver that minimises those sums, and the runners built
+//! on it, are the [`solver`] submodule.
 
 pub mod bend;
 pub mod body_collision;
-pub mod bundle;
 pub mod cloth;
 pub mod config;
-pub mod descent;
-pub mod drape;
 pub mod energy;
 pub mod external;
-pub mod feasible;
 pub mod floor;
 pub mod friction;
 pub mod gravity;
 pub mod hessian;
 pub mod inertia;
-pub mod lbfgs;
 pub mod material;
-pub mod newton;
-pub mod reference;
 pub mod self_collision_term;
-
 pub mod solver;
 pub mod strain_limit;
 pub mod stretch;
@@ -41,8 +36,7 @@ pub use body_collision::{
     BodyCollision, BodyContact, ContactSearch, body_contacts, tracked_body_contacts,
 };
 pub use cloth::{BodyMotion, Cloth, Step};
-pub use config::PhysicsConfig;
-pub use drape::{DrapeConfig, DrapeReport, static_drape};
+pub use config::{PhysicsConfig, SolverConfig, SolverMethod};
 pub use energy::{Energy, EnergySum, Evaluation, TermValue};
 pub use external::ExternalForce;
 pub use floor::Floor;
@@ -52,6 +46,7 @@ pub use hessian::Hessian;
 pub use inertia::{Inertia, lumped_masses};
 pub use material::Material;
 pub use self_collision_term::SelfCollisionEnergy;
-pub use solver::{ClothState, ReferenceSolver, SolverConfig, SolverMethod, StepReport};
+pub use solver::drape::{DrapeConfig, DrapeReport, static_drape};
+pub use solver::{ClothState, ReferenceSolver, StepReport};
 pub use strain_limit::{StrainLimit, StrainLimitConfig};
 pub use stretch::Stretch;

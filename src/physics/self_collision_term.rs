@@ -409,10 +409,12 @@ mod tests {
     /// depth d, so its force (w · 6 · 0.36 / 4 per front corner, far above
     /// the springs' 1.6 N) holds B's front on A's face: a kink, as where
     /// two layers of cloth meet. Returns the report and the positions.
-    fn press_box_into_box(as_kink: bool) -> (crate::physics::descent::SolveReport, Vec<Vec3>) {
-        use crate::physics::descent::Problem;
+    fn press_box_into_box(
+        as_kink: bool,
+    ) -> (crate::physics::solver::descent::SolveReport, Vec<Vec3>) {
         use crate::physics::energy::EnergySum;
-        use crate::physics::newton::{SparseCholesky, minimize};
+        use crate::physics::solver::descent::Problem;
+        use crate::physics::solver::newton::{SparseCholesky, minimize};
         let mesh = merge(
             closed_box(Vec3::zeros(), Vec3::new(1.0, 1.0, 1.0), Vec3::z(), 0.0),
             closed_box(

@@ -42,7 +42,7 @@ use crate::garment::Garment;
 use crate::model::NeuralSimulator;
 use crate::model::checkpoint;
 use crate::model::simulator::tensor_to_points;
-use crate::physics::newton::{SparseCholesky, newton_direction};
+use crate::physics::solver::newton::{SparseCholesky, newton_direction};
 use crate::physics::{BodyMotion, Cloth, ContactSearch, Evaluation, PhysicsConfig, Step};
 use crate::sim::{DT, GarmentModelInputs, GarmentState, SETTLE_DT, Scene, build_step_graph};
 use crate::train::RunConfig;

@@ -1,5 +1,5 @@
 //! Projected Newton: each iteration solves H·d = −∇E with the sum of the
-//! terms' PSD element Hessians ([`Hessian`]) by a sparse Cholesky
+//! terms' PSD element Hessians ([`Hessian`](crate::physics::Hessian)) by a sparse Cholesky
 //! factorisation, then backtracks along d.
 //!
 //! Why Newton for cloth: the membrane is ~10⁶ times stiffer than the inertia
@@ -58,8 +58,8 @@ use nalgebra::DMatrix;
 
 use super::bundle::min_norm_weights;
 use super::descent::{Problem, SolveReport, backtrack, dot, line_search};
-use super::energy::{Energy, EnergySum, Evaluation};
-use super::hessian::Projection;
+use crate::physics::energy::{Energy, EnergySum, Evaluation};
+use crate::physics::hessian::Projection;
 use crate::{Result, Vec3};
 
 /// A step that moves no vertex by more than this (m) ends the minimisation.

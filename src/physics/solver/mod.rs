@@ -6,14 +6,14 @@
 //! vertices are set to their skinned target and stay there.
 //!
 //! **Method** ([`SolverMethod`]): projected Newton by default — every term
-//! adds a PSD approximation of its Hessian ([`super::hessian`]) and each
+//! adds a PSD approximation of its Hessian ([`crate::physics::hessian`]) and each
 //! iteration solves the sparse system by Cholesky ([`newton`]); or L-BFGS
 //! with a diagonal preconditioner ([`lbfgs`]), which needs gradients only.
 //! A term without a Hessian (the self-collision volume) enters Newton
 //! through its gradient, with bundle steps where its kink stops the line
 //! search ([`newton`]; L-BFGS has no such handling). Both share the Armijo
 //! line search and the step limit that keeps every triangle from
-//! collapsing ([`super::descent`]).
+//! collapsing ([`self::descent`]).
 //!
 //! **Convergence.** The step stops when the relative residual force
 //! ‖∇E‖ / ‖m·g‖ over the free vertices (the net force on the cloth compared
@@ -35,92 +35,34 @@
 //! projected Newton with contacts on the body at t).
 //!
 //! **Contacts** are searched as the physics config's `contact_search` says
-//! ([`super::body_collision::ContactSearch`]); `senc simulate`'s configs
+//! ([`crate::physics::body_collision::ContactSearch`]); `senc simulate`'s configs
 //! search them on the body at t, which a fast-moving body needs.
+//!
+//! **Files.** This file holds one step ([`ReferenceSolver`]); the
+//! minimisers and what they share are [`newton`], [`lbfgs`], [`descent`]
+//! (line search, step limit, the problem's free vertices) and [`bundle`]
+//! (the min-norm element of a gradient bundle); the runners on top are
+//! [`reference`] (a garment through a motion) and [`drape`] (the static
+//! drape of a pose). The energies they minimise live one level up, in
+//! [`crate::physics`], and know nothing of the solver.
+
+pub mod bundle;
+pub mod descent;
+pub mod drape;
+mod feasible;
+pub mod lbfgs;
+pub mod newton;
+pub mod reference;
 
 use std::time::Instant;
 
-use serde::{Deserialize, Serialize};
-
-use super::body_collision::contacts_inside;
-use super::cloth::{BodyMotion, Cloth, Step};
-use super::descent::{CRUSHED_AREA_FRACTION, Problem};
-use super::energy::{Energy, TermValue};
-use super::newton::SparseCholesky;
-use super::{lbfgs, newton};
+use self::descent::{CRUSHED_AREA_FRACTION, Problem};
+use self::newton::SparseCholesky;
+use crate::physics::body_collision::contacts_inside;
+use crate::physics::cloth::{BodyMotion, Cloth, Step};
+use crate::physics::config::SolverMethod;
+use crate::physics::energy::{Energy, TermValue};
 use crate::{Error, Result, Vec3};
-
-/// How each step's potential is minimised.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub enum SolverMethod {
-    /// Projected Newton with a sparse Cholesky solve ([`newton`]).
-    #[default]
-    Newton,
-    /// L-BFGS with a diagonal preconditioner ([`lbfgs`]): gradients only.
-    Lbfgs,
-}
-
-/// Settings of the reference solver.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct SolverConfig {
-    /// Newton (default) or L-BFGS.
-    pub method: SolverMethod,
-    /// Stop when ‖∇E‖/‖m·g‖ over free vertices is below this.
-    pub tolerance: f64,
-    /// Iteration cap per step.
-    pub max_iterations: usize,
-    /// L-BFGS memory (correction pairs; L-BFGS only).
-    pub history: usize,
-    /// Time step of the first, settling step (s).
-    pub settle_dt: f64,
-    /// Add the self-collision penetration term of the run config's
-    /// `self_collision` section (if its weight is > 0) to every step
-    /// (opt-in: it costs one intersection analysis per energy evaluation).
-    pub self_collision: bool,
-    /// Knee of the self-collision term's per-region penalty in the solver
-    /// (0 = DESIGN's w·Σ|S_i| exactly): a region whose |S_i| (6 × volume,
-    /// m³) is below the knee is penalised by w·|S_i|²/(2·knee), so the
-    /// term's force fades in instead of jumping on where two layers first
-    /// cross ([`crate::collide::penalty`]).
-    pub self_collision_knee: f64,
-    /// Extra minimisations per step with the contacts of vertices that
-    /// ended inside the body (see the module docs; 0 = one correspondence
-    /// per vertex, as in training). All passes share `max_iterations`.
-    pub contact_passes: usize,
-}
-
-impl Default for SolverConfig {
-    fn default() -> Self {
-        SolverConfig {
-            method: SolverMethod::default(),
-            tolerance: 1e-3,
-            max_iterations: 5000,
-            history: 10,
-            settle_dt: 1.0 / 3.0,
-            self_collision: false,
-            self_collision_knee: 0.0,
-            contact_passes: 0,
-        }
-    }
-}
-
-impl SolverConfig {
-    /// Checks that the settings are usable.
-    pub fn validate(&self) -> Result<()> {
-        if !(self.tolerance.is_finite() && self.tolerance > 0.0)
-            || self.max_iterations == 0
-            || self.history == 0
-            || !(self.settle_dt.is_finite() && self.settle_dt > 0.0)
-            || !(self.self_collision_knee.is_finite() && self.self_collision_knee >= 0.0)
-        {
-            return Err(Error::invalid(format!(
-                "solver config {self:?}: tolerance and settle_dt must be > 0, self_collision_knee >= 0, max_iterations and history >= 1"
-            )));
-        }
-        Ok(())
-    }
-}
 
 /// Positions and velocities (m/s) of the garment.
 #[derive(Clone, Debug, PartialEq)]
@@ -149,7 +91,7 @@ pub struct StepReport {
     pub added_contacts: usize,
     pub converged: bool,
     /// Stopped against a jump of the self-collision term (see
-    /// [`super::descent::SolveReport::at_jump`]).
+    /// [`self::descent::SolveReport::at_jump`]).
     pub at_jump: bool,
     pub residual: f64,
     /// Value of every energy term at the new positions.

@@ -9,7 +9,7 @@
 use std::collections::VecDeque;
 
 use super::descent::{Problem, SolveReport, dot, line_search, norm};
-use super::energy::EnergySum;
+use crate::physics::energy::EnergySum;
 use crate::{Result, Vec3};
 
 /// Minimises `energy` over the free vertices of `problem`, starting from `x`,

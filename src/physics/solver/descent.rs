@@ -2,8 +2,8 @@
 //! faces that must not collapse), the report, and the backtracking line
 //! search that keeps every step inside the energy's domain.
 
-use super::energy::{EnergySum, Evaluation};
 use super::feasible::max_step_keeping_area;
+use crate::physics::energy::{EnergySum, Evaluation};
 use crate::{Error, Result, Vec3};
 
 /// How one minimisation went.

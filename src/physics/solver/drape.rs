@@ -37,9 +37,9 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use super::cloth::{BodyMotion, Cloth};
-use super::solver::{ClothState, ReferenceSolver};
+use super::{ClothState, ReferenceSolver};
 use crate::body::query::BodyQuery;
+use crate::physics::cloth::{BodyMotion, Cloth};
 use crate::{Error, Result, Vec3};
 
 /// How a static drape is iterated.

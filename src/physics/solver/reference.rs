@@ -4,14 +4,14 @@
 //! With `solver.self_collision` set, every step's potential also holds the
 //! self-collision penetration term ([`ReferenceSimulation::with_self_collision`]).
 
-use super::cloth::{BodyMotion, Cloth};
-use super::config::PhysicsConfig;
-use super::self_collision_term::SelfCollisionEnergy;
-use super::solver::{ClothState, ReferenceSolver, StepReport};
+use super::{ClothState, ReferenceSolver, StepReport};
 use crate::body::query::BodyQuery;
 use crate::body::{Body, Pose, SkinWeights, skin};
 use crate::collide::SelfCollisionConfig;
 use crate::mesh::TriMesh;
+use crate::physics::cloth::{BodyMotion, Cloth};
+use crate::physics::config::PhysicsConfig;
+use crate::physics::self_collision_term::SelfCollisionEnergy;
 use crate::{Error, Result, Vec3};
 
 /// Simulation time step of a motion frame (s).
