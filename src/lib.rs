@@ -40,6 +40,7 @@ pub mod physics;
 pub mod posefix;
 pub mod render;
 pub mod ron_file;
+pub mod ron_layer;
 pub mod sim;
 pub mod train;
 pub mod weight_file;

@@ -12,9 +12,20 @@ use crate::{Error, Result};
 
 /// Parses a RON file into `T`, turning any problem into an error that names
 /// the file, the position and the offending field.
+/// A file may be layered on a `base:` file ([`crate::ron_layer`]); the error
+/// of a layered file names the chain, and its position is in the merged text.
 pub fn read_ron<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
-    parse_ron(&text, path)
+    let (text, files) = crate::ron_layer::read_layered(path)?;
+    parse_ron(&text, path).map_err(|e| match e {
+        Error::Config { path, what } if files.len() > 1 => {
+            let chain: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+            Error::Config {
+                path,
+                what: format!("{what} (in the merge of {})", chain.join(" < ")),
+            }
+        }
+        e => e,
+    })
 }
 
 /// Parses RON text; `path` is only used in the error message.

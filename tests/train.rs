@@ -410,9 +410,41 @@ fn a_mistyped_config_field_is_named() {
 }
 
 #[test]
+fn a_layered_config_overrides_its_base_and_names_both_files_in_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy("configs/tshirt.ron", dir.path().join("tshirt.ron")).unwrap();
+    let layer = dir.path().join("short.ron");
+    std::fs::write(
+        &layer,
+        "(base: \"tshirt.ron\", train: (steps: 12, validation: None), model: (latent: 16))",
+    )
+    .unwrap();
+    let base = RunConfig::read(Path::new("configs/tshirt.ron")).unwrap();
+    let layered = RunConfig::read(&layer).unwrap();
+    assert_eq!(layered.train.steps, 12);
+    assert_eq!(layered.train.validation, None);
+    assert_eq!(layered.model.latent, 16);
+    // Everything else is the base's, field by field inside the sections.
+    assert_eq!(layered.model.architecture, base.model.architecture);
+    assert_eq!(layered.train.learning_rate, base.train.learning_rate);
+    assert_eq!(layered.garment, base.garment);
+
+    std::fs::write(&layer, "(base: \"tshirt.ron\", train: (stepz: 5))").unwrap();
+    let err = RunConfig::read(&layer).unwrap_err().to_string();
+    assert!(
+        err.contains("stepz") && err.contains("short.ron") && err.contains("tshirt.ron"),
+        "{err}"
+    );
+}
+
+#[test]
 fn every_shipped_run_config_parses_and_validates() {
     let mut checked = 0;
-    for entry in std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("configs")).unwrap() {
+    let configs = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs");
+    let entries = std::fs::read_dir(&configs)
+        .unwrap()
+        .chain(std::fs::read_dir(configs.join("experiments")).unwrap());
+    for entry in entries {
         let path = entry.unwrap().path();
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
         // model_* are model sections, approx_* drape-approximator configs
