@@ -192,18 +192,9 @@ impl SelfCollision {
             .collect())
     }
 
-    /// The analysis behind [`Self::evaluate_smoothed`]; with `per_region`
-    /// the report also holds each region's measure gradient.
-    fn analyse(
-        &self,
-        positions: &[Vec3],
-        loss: LossKind,
-        weight: f64,
-        knee: f64,
-        per_region: bool,
-    ) -> Result<SelfCollisionReport> {
-        check_knee(loss, knee)?;
-        let start = Instant::now();
+    /// One finite position per garment vertex, or an error saying which
+    /// is wrong.
+    fn check_positions(&self, positions: &[Vec3]) -> Result<()> {
         let n = self.closed.num_garment_vertices();
         if positions.len() != n {
             return Err(Error::invalid(format!(
@@ -219,6 +210,22 @@ impl SelfCollision {
                 "self-collision: vertex {v} has a non-finite position"
             )));
         }
+        Ok(())
+    }
+
+    /// The analysis behind [`Self::evaluate_smoothed`]; with `per_region`
+    /// the report also holds each region's measure gradient.
+    fn analyse(
+        &self,
+        positions: &[Vec3],
+        loss: LossKind,
+        weight: f64,
+        knee: f64,
+        per_region: bool,
+    ) -> Result<SelfCollisionReport> {
+        check_knee(loss, knee)?;
+        let start = Instant::now();
+        self.check_positions(positions)?;
         let vertices = self.closed.vertices(positions);
         let faces = self.closed.faces();
         let hits =
@@ -252,19 +259,8 @@ impl SelfCollision {
         let mut region_grads = vec![];
         let mut skipped_paths = vec![];
         for (path, outcome) in outcomes.into_iter().enumerate() {
-            // Positions of every loop of every polygon (a triple point the
-            // split found has one; `None` would mean it is undetermined).
             let located = outcome.and_then(|polygons| {
-                let loops: Option<Vec<Vec<Vec<Vec3>>>> = polygons
-                    .iter()
-                    .map(|poly| {
-                        poly.loops
-                            .iter()
-                            .map(|l| l.iter().map(|&v| position(v)).collect())
-                            .collect()
-                    })
-                    .collect();
-                let loops = loops.ok_or(SkipReason::Split(SplitError::Degenerate))?;
+                let loops = locate_loops(&polygons, &position)?;
                 Ok((polygons, loops))
             });
             let (polygons, loops) = match located {
@@ -274,53 +270,21 @@ impl SelfCollision {
                     continue;
                 }
             };
-            let multiplicity = |poly: &Polygon| f64::from(poly.multiplicity);
-            let s: f64 = polygons
-                .iter()
-                .zip(&loops)
-                .map(|(poly, pl)| {
-                    multiplicity(poly) * signed_volume6(pl.iter().map(|l| l.as_slice()))
-                })
-                .sum();
-            let area: f64 = polygons
-                .iter()
-                .zip(&loops)
-                .map(|(poly, l)| multiplicity(poly).abs() * 0.5 * vector_area2(l).norm())
-                .sum();
+            let (s, area) = region_measures(&polygons, &loops);
             let slope = match loss {
                 LossKind::Volume => region_penalty(s.abs(), knee).1,
                 LossKind::Area => region_penalty(area, knee).1,
                 LossKind::ContourLength => 0.0,
             };
-            // Adds `scale` × ∂(region measure)/∂(loop points) into `target`.
-            let add_measure_gradient = |target: &mut Gradient, scale: f64| match loss {
-                LossKind::Volume if s != 0.0 => {
-                    for (poly, pl) in polygons.iter().zip(&loops) {
-                        let scale = scale * s.signum() * multiplicity(poly);
-                        for (lv, lp) in poly.loops.iter().zip(pl) {
-                            let mut g = vec![Vec3::zeros(); lp.len()];
-                            signed_volume6_grad(lp, scale, &mut g);
-                            target.add(lv, &g);
-                        }
-                    }
-                }
-                LossKind::Area => {
-                    for (poly, pl) in polygons.iter().zip(&loops) {
-                        let mut g: Vec<Vec<Vec3>> =
-                            pl.iter().map(|l| vec![Vec3::zeros(); l.len()]).collect();
-                        let scale = 0.5 * scale * multiplicity(poly).abs();
-                        vector_area2_norm_grad(pl, scale, &mut g);
-                        for (lv, gl) in poly.loops.iter().zip(&g) {
-                            target.add(lv, gl);
-                        }
-                    }
-                }
-                _ => {}
+            let region = RegionPieces {
+                polygons: &polygons,
+                loops: &loops,
+                signed_volume6: s,
             };
-            add_measure_gradient(&mut grad, weight * slope);
+            region.add_measure_gradient(loss, &mut grad, weight * slope);
             if per_region {
                 let mut own = Gradient::new(vertices.len(), hits.points.len());
-                add_measure_gradient(&mut own, 1.0);
+                region.add_measure_gradient(loss, &mut own, 1.0);
                 region_grads.push(own);
             }
             let mut faces: Vec<usize> = polygons.iter().map(|p| p.birth).collect();
@@ -379,6 +343,84 @@ impl SelfCollision {
             skipped_paths,
             diagnostics,
         })
+    }
+}
+
+/// Positions of every loop of every polygon of a region (a triple point the
+/// split found has one; one that has none is undetermined and the path is
+/// skipped as degenerate).
+fn locate_loops(
+    polygons: &[Polygon],
+    position: &impl Fn(PieceVertex) -> Option<Vec3>,
+) -> std::result::Result<Vec<Vec<Vec<Vec3>>>, SkipReason> {
+    let loops: Option<Vec<Vec<Vec<Vec3>>>> = polygons
+        .iter()
+        .map(|poly| {
+            poly.loops
+                .iter()
+                .map(|l| l.iter().map(|&v| position(v)).collect())
+                .collect()
+        })
+        .collect();
+    loops.ok_or(SkipReason::Split(SplitError::Degenerate))
+}
+
+/// (6 × signed volume, area) of a region from its polygons' loops, each
+/// polygon counted with its multiplicity (DESIGN §4.5).
+fn region_measures(polygons: &[Polygon], loops: &[Vec<Vec<Vec3>>]) -> (f64, f64) {
+    let multiplicity = |poly: &Polygon| f64::from(poly.multiplicity);
+    let s: f64 = polygons
+        .iter()
+        .zip(loops)
+        .map(|(poly, pl)| multiplicity(poly) * signed_volume6(pl.iter().map(|l| l.as_slice())))
+        .sum();
+    let area: f64 = polygons
+        .iter()
+        .zip(loops)
+        .map(|(poly, l)| multiplicity(poly).abs() * 0.5 * vector_area2(l).norm())
+        .sum();
+    (s, area)
+}
+
+/// A located region: its polygons, their loops' positions and its signed
+/// volume (× 6).
+struct RegionPieces<'a> {
+    polygons: &'a [Polygon],
+    loops: &'a [Vec<Vec<Vec3>>],
+    signed_volume6: f64,
+}
+
+impl RegionPieces<'_> {
+    /// Adds `scale` × ∂(the region's measure under `loss`)/∂(loop points)
+    /// into `target` (nothing for the contour length, whose gradient is
+    /// taken over the intersection segments).
+    fn add_measure_gradient(&self, loss: LossKind, target: &mut Gradient, scale: f64) {
+        let multiplicity = |poly: &Polygon| f64::from(poly.multiplicity);
+        let s = self.signed_volume6;
+        match loss {
+            LossKind::Volume if s != 0.0 => {
+                for (poly, pl) in self.polygons.iter().zip(self.loops) {
+                    let scale = scale * s.signum() * multiplicity(poly);
+                    for (lv, lp) in poly.loops.iter().zip(pl) {
+                        let mut g = vec![Vec3::zeros(); lp.len()];
+                        signed_volume6_grad(lp, scale, &mut g);
+                        target.add(lv, &g);
+                    }
+                }
+            }
+            LossKind::Area => {
+                for (poly, pl) in self.polygons.iter().zip(self.loops) {
+                    let mut g: Vec<Vec<Vec3>> =
+                        pl.iter().map(|l| vec![Vec3::zeros(); l.len()]).collect();
+                    let scale = 0.5 * scale * multiplicity(poly).abs();
+                    vector_area2_norm_grad(pl, scale, &mut g);
+                    for (lv, gl) in poly.loops.iter().zip(&g) {
+                        target.add(lv, gl);
+                    }
+                }
+            }
+            _ => {}
+        }
     }
 }
 
