@@ -270,7 +270,7 @@ impl SelfCollision {
                     continue;
                 }
             };
-            let (s, area) = region_measures(&polygons, &loops);
+            let (s, area) = signed_volume_and_area(&polygons, &loops);
             let slope = match loss {
                 LossKind::Volume => region_penalty(s.abs(), knee).1,
                 LossKind::Area => region_penalty(area, knee).1,
@@ -367,7 +367,7 @@ fn locate_loops(
 
 /// (6 × signed volume, area) of a region from its polygons' loops, each
 /// polygon counted with its multiplicity (DESIGN §4.5).
-fn region_measures(polygons: &[Polygon], loops: &[Vec<Vec<Vec3>>]) -> (f64, f64) {
+fn signed_volume_and_area(polygons: &[Polygon], loops: &[Vec<Vec<Vec3>>]) -> (f64, f64) {
     let multiplicity = |poly: &Polygon| f64::from(poly.multiplicity);
     let s: f64 = polygons
         .iter()
