@@ -500,20 +500,20 @@ struct StepLoss {
 /// What is pulled back through the network from the prediction `x` (per
 /// vertex): the loss gradient g, or the Newton step's H⁻¹g (`None` when
 /// the factorisation fails; the update is then skipped).
-fn pulled_vector(
+fn pulled_vector<'e>(
     preconditioner: Preconditioner,
     step: &Step<'_>,
     x: &[Vec3],
-    evaluation: &Evaluation,
+    evaluation: &'e Evaluation,
     free: &[f32],
     cholesky: &mut SparseCholesky,
-) -> Option<Vec<Vec3>> {
+) -> Option<std::borrow::Cow<'e, [Vec3]>> {
     match preconditioner {
-        Preconditioner::Gradient => Some(evaluation.gradient.clone()),
+        Preconditioner::Gradient => Some(std::borrow::Cow::Borrowed(&evaluation.gradient)),
         Preconditioner::Newton => {
             let free: Vec<bool> = free.iter().map(|&f| f > 0.5).collect();
             newton_direction(&step.energies(), x, &evaluation.gradient, &free, cholesky)
-                .map(|d| d.iter().map(|d| -d).collect())
+                .map(|d| std::borrow::Cow::Owned(d.iter().map(|d| -d).collect()))
         }
     }
 }
