@@ -32,7 +32,7 @@ use senc::motion::{FrameRange, Motion};
 use senc::physics::body_collision::ContactSearch;
 use senc::physics::cloth::{BodyMotion, Cloth, Step};
 use senc::physics::solver::{ClothState, ReferenceSolver};
-use senc::sim::{
+use senc::rollout::{
     Conditions, DT, GarmentModelInputs, GarmentState, Scene, StepBodies, build_step_graph,
 };
 

@@ -17,7 +17,7 @@ use senc::body::Body;
 use senc::garment::Garment;
 use senc::model::checkpoint;
 use senc::motion::{FrameRange, Motion};
-use senc::sim::{RolloutOptions, Scene, rollout};
+use senc::rollout::{RolloutOptions, Scene, rollout};
 use senc::train::checkpoint_run_config;
 
 fn main() {

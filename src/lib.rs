@@ -6,6 +6,7 @@
 //! | module | owns |
 //! |---|---|
 //! | [`mesh`] | indexed f64 triangle mesh, PLY/OBJ I/O, topology |
+//! | [`spatial`] | the bounding-volume hierarchy, the hash grid, the closest point on a triangle |
 //! | [`body`] | skeleton, linear blend skinning, the default MakeHuman body, SMPL npz |
 //! | [`motion`] | BVH and AMASS readers, retargeting, resampling to 30 fps |
 //! | [`garment`] | garment templates (rest shape, pins, skinning weights) |
@@ -15,7 +16,7 @@
 //! | [`posefix`] | pose repair: the pose space (6D joint rotations, limits); its label is `collide::part_collisions` |
 //! | [`approx`] | the drape approximator: static drapes as teacher, LBS plus a network residual from the bone transforms |
 //! | [`train`] | the self-supervised training loop and checkpoints |
-//! | [`sim`] | stepping a garment through a motion with a trained model |
+//! | [`rollout`] | stepping a garment through a motion with a trained model |
 //! | [`eval`] | metrics and reports (also the drape approximator's errors) |
 //! | [`render`] | PNG frames, contact sheets and GIFs of meshes (a z-buffered software rasteriser, collisions highlighted); plots of training logs and eval reports |
 //!
@@ -39,9 +40,10 @@ pub mod motion;
 pub mod physics;
 pub mod posefix;
 pub mod render;
+pub mod rollout;
 pub mod ron_file;
 pub mod ron_layer;
-pub mod sim;
+pub mod spatial;
 pub mod train;
 pub mod weight_file;
 

@@ -15,7 +15,7 @@ use senc::mesh::write_ply_simple;
 use senc::model::{Integration, ModelConfig, checkpoint};
 use senc::motion::Motion;
 use senc::physics::Material;
-use senc::sim::{Conditions, DT, RolloutOptions, Scene, rollout};
+use senc::rollout::{Conditions, DT, RolloutOptions, Scene, rollout};
 use senc::train::RunConfig;
 use senc::train::config::{MotionWindow, TrainConfig};
 use senc::train::schedule::{LearningRate, RolloutRamp};

@@ -535,3 +535,65 @@ fn the_skinned_frame_follows_the_skinned_garment_at_zero_acceleration() {
         assert!(row[..3].iter().all(|c| *c == 0.0));
     }
 }
+
+/// The body at t+1 and the skinned garment at t+1 moved together by one
+/// rigid translation (the body carried along at constant speed, which the
+/// skinned frame cannot tell from standing still): with `Carried` body
+/// edges every feature row is the same as without the move; with `Garment`
+/// (c_t − b_{t+1}) the "next" columns change by the translation.
+#[test]
+fn carried_body_edges_do_not_see_the_body_carried_along() {
+    use senc::model::{BodyEdgeNext, Integration, StepInputs};
+    let scene = TubeScene::new(8, 20, 12);
+    let move_by = Vec3::new(0.04, 0.0, -0.03);
+    let s_next_moved: Vec<Vec3> = scene.positions.iter().map(|p| p + move_by).collect();
+    let body_still: Vec<Vec3> = scene.body.positions.clone();
+    let body_moved: Vec<Vec3> = body_still.iter().map(|p| p + move_by).collect();
+    let graph = |body_edge_next, moved: bool| {
+        let config = ModelConfig {
+            integration: Integration::Skinned,
+            body_edge_next,
+            ..small_config()
+        };
+        let inputs = StepInputs {
+            pin_targets: if moved {
+                &s_next_moved
+            } else {
+                &scene.positions
+            },
+            skinned: &scene.positions,
+            skinned_prev: &scene.positions,
+            body_next: if moved { &body_moved } else { &body_still },
+            ..scene.inputs()
+        };
+        let arch = config.validate().unwrap();
+        let garment = GarmentGraph::new(&scene.rest, &config).unwrap();
+        let g = StepGraph::build(&garment, &inputs, &config, &arch).unwrap();
+        g.edges(EdgeKind::Body).unwrap().features.data.clone()
+    };
+    let still = graph(BodyEdgeNext::Carried, false);
+    assert!(!still.is_empty(), "the tube must have body edges");
+    let moved = graph(BodyEdgeNext::Carried, true);
+    let largest = still
+        .iter()
+        .zip(&moved)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0f32, f32::max);
+    assert!(largest < 1e-6, "carried features changed by {largest}");
+    let garment_still = graph(BodyEdgeNext::Garment, false);
+    let garment_moved = graph(BodyEdgeNext::Garment, true);
+    // Column 4 of a row is the x of the "next" vector: it moves by 4 cm.
+    let cols = senc::model::features::BODY_EDGE_FEATURES;
+    let shifted = garment_still
+        .chunks(cols)
+        .zip(garment_moved.chunks(cols))
+        .all(|(a, b)| ((a[4] - b[4]).abs() - 0.04).abs() < 1e-5);
+    assert!(shifted, "the garment-end features must see the body's move");
+    // A carried body edge needs the skinned frame.
+    let bad = ModelConfig {
+        body_edge_next: BodyEdgeNext::Carried,
+        ..small_config()
+    };
+    let err = bad.validate().unwrap_err().to_string();
+    assert!(err.contains("Carried"), "{err}");
+}

@@ -669,7 +669,7 @@ fn six_volume(positions: &[Vec3], faces: &[[usize; 3]]) -> f64 {
 
 #[test]
 fn a_mirrored_scene_is_the_reflected_motion_on_the_same_meshes() {
-    use senc::sim::Scene;
+    use senc::rollout::Scene;
 
     let body = Body::makehuman().unwrap();
     let motion = Motion::load(Path::new("01_03"), &body).unwrap();
@@ -724,7 +724,7 @@ fn a_mirrored_scene_is_the_reflected_motion_on_the_same_meshes() {
 
 #[test]
 fn mirroring_an_asymmetric_garment_is_refused() {
-    use senc::sim::Scene;
+    use senc::rollout::Scene;
 
     let body = Body::makehuman().unwrap();
     let mut garment = built_in_garment("skirt", &body);

@@ -9,7 +9,7 @@ use senc::model::ModelConfig;
 use senc::model::checkpoint;
 use senc::motion::Motion;
 use senc::physics::Material;
-use senc::sim::{RolloutOptions, Scene, rollout};
+use senc::rollout::{RolloutOptions, Scene, rollout};
 use senc::train::RunConfig;
 use senc::train::config::{MotionWindow, TrainConfig, Validation};
 use senc::train::schedule::{LearningRate, RolloutRamp};

@@ -279,7 +279,31 @@ pub fn segments(
 
 /// One network to train: its input columns, vertices, hidden widths and
 /// PCA components (0 = none).
-type PartPlan = (Vec<usize>, Vec<usize>, Vec<usize>, usize);
+/// One part of the model to fit: its input columns, its vertices, its
+/// hidden widths (empty: ridge) and its PCA components (0: none).
+struct PartPlan {
+    inputs: Vec<usize>,
+    vertices: Vec<usize>,
+    hidden: Vec<usize>,
+    components: usize,
+}
+
+/// Standardised inputs and centred residuals of the fitting rows and, when
+/// some are held out, of the validation rows.
+struct PreparedData {
+    x_fit: DMatrix<f64>,
+    x_val: Option<DMatrix<f64>>,
+    r_fit: DMatrix<f64>,
+    r_val: Option<DMatrix<f64>>,
+}
+
+/// A fitted part with what the model file says about it.
+struct FittedPart {
+    part: Part,
+    info: PartInfo,
+    /// The epoch whose weights were kept (0 for ridge).
+    epoch: usize,
+}
 
 /// Trains a model of `config` on `set` for `garment` on a body of
 /// `parents.len()` joints.
@@ -292,152 +316,44 @@ pub fn train(
     progress: &Progress<'_>,
 ) -> Result<Trained> {
     let start = Instant::now();
-    let n = set.len();
     let joints = parents.len();
-    if n < 4 {
-        return Err(Error::invalid(format!(
-            "{n} drapes are too few to train on"
-        )));
-    }
-    if set.inputs.ncols() != 12 * joints {
-        return Err(Error::invalid(format!(
-            "the drapes have {} inputs, a body of {joints} joints has {}",
-            set.inputs.ncols(),
-            12 * joints
-        )));
-    }
+    check_set(set, joints)?;
     let mut rng = ChaCha8Rng::seed_from_u64(train.seed);
-    let mut order: Vec<usize> = (0..n).collect();
-    order.shuffle(&mut rng);
-    let held = ((n as f64) * train.validation).round() as usize;
-    let (val_rows, train_rows) = order.split_at(held.min(n - 2));
-    let mut train_rows = train_rows.to_vec();
-    train_rows.sort_unstable();
-    let fit = set.rows(&train_rows);
-    let val = (!val_rows.is_empty()).then(|| set.rows(val_rows));
-
-    // Standardised inputs.
+    let (fit, val) = split_validation(set, train.validation, &mut rng);
+    let (mean, scale) = column_standardisation(&fit.inputs);
+    let mut residual_mean = column_means(&fit.residuals);
     let f = fit.inputs.ncols();
-    let mean: Vec<f64> = (0..f).map(|j| fit.inputs.column(j).mean()).collect();
-    let scale: Vec<f64> = (0..f)
-        .map(|j| {
-            let s = fit
-                .inputs
-                .column(j)
-                .map(|x| (x - mean[j]).powi(2))
-                .mean()
-                .sqrt();
-            if s > 1e-6 { s } else { 1.0 }
-        })
-        .collect();
+    let d = fit.residuals.ncols();
     let standardise =
         |x: &DMatrix<f64>| DMatrix::from_fn(x.nrows(), f, |i, j| (x[(i, j)] - mean[j]) / scale[j]);
-    let x_fit = standardise(&fit.inputs);
-    let x_val = val.as_ref().map(|v| standardise(&v.inputs));
-
-    // Centred residuals.
-    let d = fit.residuals.ncols();
-    let mut residual_mean: Vec<f64> = (0..d).map(|j| fit.residuals.column(j).mean()).collect();
     let centre =
         |r: &DMatrix<f64>| DMatrix::from_fn(r.nrows(), d, |i, j| r[(i, j)] - residual_mean[j]);
-    let r_fit = centre(&fit.residuals);
-    let r_val = val.as_ref().map(|v| centre(&v.residuals));
-
-    // The parts: (input columns, vertices, hidden widths, PCA components).
-    let all_inputs: Vec<usize> = (0..f).collect();
-    let all_vertices: Vec<usize> = (0..d / 3).collect();
-    let plan: Vec<PartPlan> = match config.variant {
-        Variant::Full => vec![(all_inputs, all_vertices, config.hidden.clone(), 0)],
-        Variant::Pca => vec![(
-            all_inputs,
-            all_vertices,
-            config.hidden.clone(),
-            config.components,
-        )],
-        Variant::Linear => vec![(all_inputs, all_vertices, Vec::new(), config.components)],
-        Variant::Segmented => segments(garment, parents, config.segment_min_vertices)
-            .into_iter()
-            .map(|(_, vertices)| {
-                let mut bones: Vec<usize> = vertices
-                    .iter()
-                    .flat_map(|&v| garment.weights.vertex(v).iter().map(|&(j, _)| j))
-                    .collect();
-                bones.sort_unstable();
-                bones.dedup();
-                let inputs = bones.iter().flat_map(|&j| 12 * j..12 * j + 12).collect();
-                (inputs, vertices, config.segment_hidden.clone(), 0)
-            })
-            .collect(),
-    };
-    let columns = |vertices: &[usize]| -> Vec<usize> {
-        vertices.iter().flat_map(|&v| 3 * v..3 * v + 3).collect()
+    let data = PreparedData {
+        x_fit: standardise(&fit.inputs),
+        x_val: val.as_ref().map(|v| standardise(&v.inputs)),
+        r_fit: centre(&fit.residuals),
+        r_val: val.as_ref().map(|v| centre(&v.residuals)),
     };
     let mut parts = Vec::new();
     let mut infos = Vec::new();
     let mut epochs = Vec::new();
-    for (p, (inputs, vertices, hidden, components)) in plan.into_iter().enumerate() {
-        let cols = columns(&vertices);
-        let x_part = x_fit.select_columns(&inputs);
-        let xv_part = x_val.as_ref().map(|x| x.select_columns(&inputs));
-        let r_part = r_fit.select_columns(&cols);
-        let rv_part = r_val.as_ref().map(|r| r.select_columns(&cols));
-        let pca = (components > 0).then(|| Pca::fit(&r_part, components, train.seed));
-        if let Some(pca) = &pca {
-            for (k, &c) in cols.iter().enumerate() {
-                residual_mean[c] += pca.mean[k];
-            }
-        }
-        let encode = |r: &DMatrix<f64>| match &pca {
-            Some(pca) => pca.project(r),
-            None => r.clone(),
-        };
-        let decode = |y: &DMatrix<f64>| -> DMatrix<f64> {
-            match &pca {
-                Some(pca) => y * &pca.components,
-                None => y.clone(),
-            }
-        };
-        let targets = encode(&r_part);
-        let (layers, epoch) = if hidden.is_empty() {
-            let (w, _) = fit_ridge(
-                &x_part,
-                &targets,
-                xv_part.as_ref(),
-                rv_part.as_ref(),
-                &decode,
-                &config.ridge,
-            )?;
-            let layer = Dense {
-                inputs: inputs.len(),
-                outputs: targets.ncols(),
-                weight: to_f32(&w),
-                bias: vec![0.0; targets.ncols()],
-            };
-            (vec![layer], 0)
-        } else {
-            let on_epoch = |epoch: usize, loss: f64| (progress.epoch)(p, epoch, loss);
-            fit_network(
-                &x_part,
-                &targets,
-                xv_part.as_ref().zip(rv_part.as_ref()),
-                &decode,
-                &hidden,
-                train,
-                &mut rng,
-                &on_epoch,
-            )?
-        };
-        epochs.push(epoch);
-        infos.push(PartInfo {
-            inputs,
-            vertices,
-            layers: layers.iter().map(|l| (l.inputs, l.outputs)).collect(),
-            components: pca.as_ref().map_or(0, |p| p.components.nrows()),
-        });
-        parts.push(Part {
-            layers,
-            basis: pca.as_ref().map(|p| to_f32(&p.components)),
-        });
+    for (p, plan) in part_plans(config, garment, parents, f, d)
+        .into_iter()
+        .enumerate()
+    {
+        let fitted = fit_part(
+            p,
+            plan,
+            &data,
+            &mut residual_mean,
+            config,
+            train,
+            &mut rng,
+            progress,
+        )?;
+        epochs.push(fitted.epoch);
+        infos.push(fitted.info);
+        parts.push(fitted.part);
     }
     let model = ApproxModel {
         info: ModelInfo {
@@ -468,7 +384,185 @@ pub fn train(
     })
 }
 
-/// The model's residuals (n × 3V) for raw inputs (n × 12J).
+/// Enough drapes, and 12 inputs per joint.
+fn check_set(set: &TrainingSet, joints: usize) -> Result<()> {
+    let n = set.len();
+    if n < 4 {
+        return Err(Error::invalid(format!(
+            "{n} drapes are too few to train on"
+        )));
+    }
+    if set.inputs.ncols() != 12 * joints {
+        return Err(Error::invalid(format!(
+            "the drapes have {} inputs, a body of {joints} joints has {}",
+            set.inputs.ncols(),
+            12 * joints
+        )));
+    }
+    Ok(())
+}
+
+/// A shuffled `fraction` of the rows held out for validation (at least two
+/// rows stay for fitting); the fitting rows keep their order.
+fn split_validation(
+    set: &TrainingSet,
+    fraction: f64,
+    rng: &mut ChaCha8Rng,
+) -> (TrainingSet, Option<TrainingSet>) {
+    let n = set.len();
+    let mut order: Vec<usize> = (0..n).collect();
+    order.shuffle(rng);
+    let held = ((n as f64) * fraction).round() as usize;
+    let (val_rows, train_rows) = order.split_at(held.min(n - 2));
+    let mut train_rows = train_rows.to_vec();
+    train_rows.sort_unstable();
+    let fit = set.rows(&train_rows);
+    let val = (!val_rows.is_empty()).then(|| set.rows(val_rows));
+    (fit, val)
+}
+
+fn column_means(m: &DMatrix<f64>) -> Vec<f64> {
+    (0..m.ncols()).map(|j| m.column(j).mean()).collect()
+}
+
+/// Per column: the mean and the standard deviation (1 where it is below
+/// 1e-6, so constant inputs pass through centred).
+fn column_standardisation(m: &DMatrix<f64>) -> (Vec<f64>, Vec<f64>) {
+    let mean = column_means(m);
+    let scale = (0..m.ncols())
+        .map(|j| {
+            let s = m.column(j).map(|x| (x - mean[j]).powi(2)).mean().sqrt();
+            if s > 1e-6 { s } else { 1.0 }
+        })
+        .collect();
+    (mean, scale)
+}
+
+/// The parts of `config.variant` over `f` input columns and `d / 3`
+/// vertices: one part over everything, or one per dominant-bone segment fed
+/// the inputs of the bones that influence it.
+fn part_plans(
+    config: &ApproxModelConfig,
+    garment: &Garment,
+    parents: &[Option<usize>],
+    f: usize,
+    d: usize,
+) -> Vec<PartPlan> {
+    let all = |hidden: Vec<usize>, components| PartPlan {
+        inputs: (0..f).collect(),
+        vertices: (0..d / 3).collect(),
+        hidden,
+        components,
+    };
+    match config.variant {
+        Variant::Full => vec![all(config.hidden.clone(), 0)],
+        Variant::Pca => vec![all(config.hidden.clone(), config.components)],
+        Variant::Linear => vec![all(Vec::new(), config.components)],
+        Variant::Segmented => segments(garment, parents, config.segment_min_vertices)
+            .into_iter()
+            .map(|(_, vertices)| {
+                let mut bones: Vec<usize> = vertices
+                    .iter()
+                    .flat_map(|&v| garment.weights.vertex(v).iter().map(|&(j, _)| j))
+                    .collect();
+                bones.sort_unstable();
+                bones.dedup();
+                PartPlan {
+                    inputs: bones.iter().flat_map(|&j| 12 * j..12 * j + 12).collect(),
+                    vertices,
+                    hidden: config.segment_hidden.clone(),
+                    components: 0,
+                }
+            })
+            .collect(),
+    }
+}
+
+/// Fits part `p` of the model: its PCA basis (whose mean joins
+/// `residual_mean`), then ridge or the network on the part's columns.
+#[allow(clippy::too_many_arguments)]
+fn fit_part(
+    p: usize,
+    plan: PartPlan,
+    data: &PreparedData,
+    residual_mean: &mut [f64],
+    config: &ApproxModelConfig,
+    train: &ApproxTrainConfig,
+    rng: &mut ChaCha8Rng,
+    progress: &Progress<'_>,
+) -> Result<FittedPart> {
+    let PartPlan {
+        inputs,
+        vertices,
+        hidden,
+        components,
+    } = plan;
+    let cols: Vec<usize> = vertices.iter().flat_map(|&v| 3 * v..3 * v + 3).collect();
+    let x_part = data.x_fit.select_columns(&inputs);
+    let xv_part = data.x_val.as_ref().map(|x| x.select_columns(&inputs));
+    let r_part = data.r_fit.select_columns(&cols);
+    let rv_part = data.r_val.as_ref().map(|r| r.select_columns(&cols));
+    let pca = (components > 0).then(|| Pca::fit(&r_part, components, train.seed));
+    if let Some(pca) = &pca {
+        for (k, &c) in cols.iter().enumerate() {
+            residual_mean[c] += pca.mean[k];
+        }
+    }
+    let encode = |r: &DMatrix<f64>| match &pca {
+        Some(pca) => pca.project(r),
+        None => r.clone(),
+    };
+    let decode = |y: &DMatrix<f64>| -> DMatrix<f64> {
+        match &pca {
+            Some(pca) => y * &pca.components,
+            None => y.clone(),
+        }
+    };
+    let targets = encode(&r_part);
+    let (layers, epoch) = if hidden.is_empty() {
+        let (w, _) = fit_ridge(
+            &x_part,
+            &targets,
+            xv_part.as_ref(),
+            rv_part.as_ref(),
+            &decode,
+            &config.ridge,
+        )?;
+        let layer = Dense {
+            inputs: inputs.len(),
+            outputs: targets.ncols(),
+            weight: to_f32(&w),
+            bias: vec![0.0; targets.ncols()],
+        };
+        (vec![layer], 0)
+    } else {
+        let on_epoch = |epoch: usize, loss: f64| (progress.epoch)(p, epoch, loss);
+        fit_network(
+            &x_part,
+            &targets,
+            xv_part.as_ref().zip(rv_part.as_ref()),
+            &decode,
+            &hidden,
+            train,
+            rng,
+            &on_epoch,
+        )?
+    };
+    Ok(FittedPart {
+        info: PartInfo {
+            inputs,
+            vertices,
+            layers: layers.iter().map(|l| (l.inputs, l.outputs)).collect(),
+            components: pca.as_ref().map_or(0, |p| p.components.nrows()),
+        },
+        part: Part {
+            layers,
+            basis: pca.as_ref().map(|p| to_f32(&p.components)),
+        },
+        epoch,
+    })
+}
+
 pub fn predict(model: &ApproxModel, inputs: &DMatrix<f64>) -> DMatrix<f64> {
     let x = to_f32(inputs);
     let d = model.residual_mean.len();

@@ -1,8 +1,10 @@
 //! Closest-point and signed-distance queries against the posed body.
 //!
-//! A bounding-volume hierarchy (AABB tree, median split) over the body
-//! triangles is built once for the body's connectivity and *refitted* every
-//! frame when the body moves: only the boxes change, the tree does not.
+//! A bounding-volume hierarchy ([`Bvh`]: AABB tree, median split of
+//! the triangle centroids along each node box's longest axis, four faces per
+//! leaf) over the body triangles is built once for the body's connectivity
+//! and *refitted* every frame when the body moves: only the boxes change,
+//! the tree does not.
 //! The sign of the distance comes from the angle-weighted pseudonormal of the
 //! closest feature (face, edge or vertex; Bærentzen & Aanæs 2005), which is
 //! exact for closed meshes and degrades gracefully near holes. Batched
@@ -13,10 +15,17 @@ use std::collections::HashMap;
 use rayon::prelude::*;
 
 use crate::mesh::TriMesh;
+use crate::spatial::{
+    Aabb, BuildOptions, Bvh, SplitAxis, TriangleFeature, closest_point_on_triangle,
+};
 use crate::{Error, Result, Vec3};
 
-/// Faces per BVH leaf.
-const LEAF_SIZE: usize = 4;
+/// How the body's tree is built (the tie-breaking between faces that hold
+/// the same closest point follows from it; see [`BodyQuery::closest`]).
+const TREE: BuildOptions = BuildOptions {
+    leaf_size: 4,
+    axis: SplitAxis::NodeBox,
+};
 
 /// The result of a closest-point query.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -33,57 +42,6 @@ pub struct ClosestPoint {
     pub signed_distance: f64,
 }
 
-#[derive(Clone, Copy, Debug)]
-struct Aabb {
-    min: Vec3,
-    max: Vec3,
-}
-
-impl Aabb {
-    fn empty() -> Self {
-        Aabb {
-            min: Vec3::repeat(f64::INFINITY),
-            max: Vec3::repeat(f64::NEG_INFINITY),
-        }
-    }
-    fn grow(&mut self, p: &Vec3) {
-        self.min = self.min.inf(p);
-        self.max = self.max.sup(p);
-    }
-    fn union(&self, other: &Aabb) -> Aabb {
-        Aabb {
-            min: self.min.inf(&other.min),
-            max: self.max.sup(&other.max),
-        }
-    }
-    /// Squared distance from `p` to the box (0 inside).
-    fn distance_squared(&self, p: &Vec3) -> f64 {
-        let d = (self.min - p).sup(&Vec3::zeros()).sup(&(p - self.max));
-        d.norm_squared()
-    }
-}
-
-/// A BVH node; children always have larger indices than their parent, so a
-/// reverse sweep refits bottom-up.
-#[derive(Clone, Copy, Debug)]
-struct Node {
-    bounds: Aabb,
-    /// Leaf: faces `order[start..start + count]`; inner: `count == 0`,
-    /// children `start` and `start + 1`... stored as `left`, `right`.
-    start: usize,
-    count: usize,
-    right: usize,
-}
-
-/// Where on a triangle the closest point lies (selects the pseudonormal).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Feature {
-    Face,
-    /// Edge k joins corners k and k + 1.
-    Edge(usize),
-    Vertex(usize),
-}
-
 /// BVH over a posed body mesh with signed-distance queries.
 #[derive(Clone, Debug)]
 pub struct BodyQuery {
@@ -92,8 +50,7 @@ pub struct BodyQuery {
     /// Unique undirected edge of each face corner pair k → k+1.
     face_edges: Vec<[usize; 3]>,
     num_edges: usize,
-    order: Vec<usize>,
-    nodes: Vec<Node>,
+    tree: Bvh,
     face_normals: Vec<Vec3>,
     edge_normals: Vec<Vec3>,
     vertex_normals: Vec<Vec3>,
@@ -107,23 +64,30 @@ impl BodyQuery {
             return Err(Error::invalid("body mesh has no faces"));
         }
         let (face_edges, num_edges) = unique_edges(&mesh.faces);
+        let corners = |f: &[usize; 3]| f.map(|v| mesh.positions[v]);
+        let boxes: Vec<Aabb> = mesh
+            .faces
+            .iter()
+            .map(|f| {
+                let [a, b, c] = corners(f);
+                Aabb::of_triangle(&a, &b, &c)
+            })
+            .collect();
+        let centroids: Vec<Vec3> = mesh
+            .faces
+            .iter()
+            .map(|f| corners(f).iter().sum::<Vec3>() / 3.0)
+            .collect();
         let mut query = BodyQuery {
             positions: mesh.positions.clone(),
             faces: mesh.faces.clone(),
             face_edges,
             num_edges,
-            order: (0..mesh.faces.len()).collect(),
-            nodes: Vec::new(),
+            tree: Bvh::build_with(&boxes, &centroids, TREE),
             face_normals: Vec::new(),
             edge_normals: Vec::new(),
             vertex_normals: Vec::new(),
         };
-        let centroids: Vec<Vec3> = (0..mesh.faces.len())
-            .map(|f| query.corners(f).iter().sum::<Vec3>() / 3.0)
-            .collect();
-        let mut order = std::mem::take(&mut query.order);
-        query.build(&mut order, 0, &centroids);
-        query.order = order;
         query.update_normals();
         Ok(query)
     }
@@ -147,16 +111,13 @@ impl BodyQuery {
             )));
         }
         self.positions.copy_from_slice(positions);
-        for i in (0..self.nodes.len()).rev() {
-            let node = self.nodes[i];
-            self.nodes[i].bounds = if node.count > 0 {
-                self.leaf_bounds(node.start, node.count)
-            } else {
-                self.nodes[i + 1]
-                    .bounds
-                    .union(&self.nodes[node.right].bounds)
-            };
-        }
+        let boxes: Vec<Aabb> = (0..self.faces.len())
+            .map(|f| {
+                let [a, b, c] = self.corners(f);
+                Aabb::of_triangle(&a, &b, &c)
+            })
+            .collect();
+        self.tree.refit(&boxes);
         self.update_normals();
         Ok(())
     }
@@ -197,39 +158,21 @@ impl BodyQuery {
     /// trained on the garments it gives (a lowest-index rule moved the
     /// skirt's skinned vertices by up to 3.9 cm).
     pub fn closest(&self, p: &Vec3) -> ClosestPoint {
-        let mut best = (f64::INFINITY, 0, [1.0, 0.0, 0.0], Feature::Vertex(0));
-        let mut stack = vec![0usize];
-        while let Some(i) = stack.pop() {
-            let node = &self.nodes[i];
-            if node.bounds.distance_squared(p) >= best.0 {
-                continue;
-            }
-            if node.count > 0 {
-                for &f in &self.order[node.start..node.start + node.count] {
-                    let (w, feature) = closest_on_triangle(p, &self.corners(f));
-                    let d2 = (self.point_on_face(f, w) - p).norm_squared();
-                    if d2 < best.0 {
-                        best = (d2, f, w, feature);
-                    }
-                }
-            } else {
-                let (left, right) = (i + 1, node.right);
-                let dl = self.nodes[left].bounds.distance_squared(p);
-                let dr = self.nodes[right].bounds.distance_squared(p);
-                // Push the farther child first so the nearer one is searched first.
-                if dl < dr {
-                    stack.extend([right, left]);
-                } else {
-                    stack.extend([left, right]);
-                }
-            }
-        }
-        let (d2, face, barycentric, feature) = best;
+        let (face, d2) = self
+            .tree
+            .nearest(p, |f| {
+                let corners = self.corners(f as usize);
+                let (w, _) = closest_point_on_triangle(p, &corners);
+                (w[0] * corners[0] + w[1] * corners[1] + w[2] * corners[2] - p).norm_squared()
+            })
+            .expect("a body has faces");
+        let face = face as usize;
+        let (barycentric, feature) = closest_point_on_triangle(p, &self.corners(face));
         let point = self.point_on_face(face, barycentric);
         let pseudonormal = match feature {
-            Feature::Face => self.face_normals[face],
-            Feature::Edge(k) => self.edge_normals[self.face_edges[face][k]],
-            Feature::Vertex(k) => self.vertex_normals[self.faces[face][k]],
+            TriangleFeature::Face => self.face_normals[face],
+            TriangleFeature::Edge(k) => self.edge_normals[self.face_edges[face][k]],
+            TriangleFeature::Vertex(k) => self.vertex_normals[self.faces[face][k]],
         };
         let sign = if (p - point).dot(&pseudonormal) < 0.0 {
             -1.0
@@ -253,51 +196,6 @@ impl BodyQuery {
     /// Signed distance of `p` to the body surface (negative inside).
     pub fn signed_distance(&self, p: &Vec3) -> f64 {
         self.closest(p).signed_distance
-    }
-
-    fn leaf_bounds(&self, start: usize, count: usize) -> Aabb {
-        let mut b = Aabb::empty();
-        for &f in &self.order[start..start + count] {
-            for c in self.corners(f) {
-                b.grow(&c);
-            }
-        }
-        b
-    }
-
-    /// Recursively splits `order[..]` (which starts at `offset` in the full
-    /// order) at the median centroid along the longest axis; returns the node index.
-    fn build(&mut self, order: &mut [usize], offset: usize, centroids: &[Vec3]) -> usize {
-        let index = self.nodes.len();
-        let bounds = {
-            let mut b = Aabb::empty();
-            for &f in order.iter() {
-                for c in self.corners(f) {
-                    b.grow(&c);
-                }
-            }
-            b
-        };
-        self.nodes.push(Node {
-            bounds,
-            start: offset,
-            count: order.len(),
-            right: 0,
-        });
-        if order.len() <= LEAF_SIZE {
-            return index;
-        }
-        let axis = (bounds.max - bounds.min).imax();
-        let mid = order.len() / 2;
-        order.select_nth_unstable_by(mid, |&a, &b| {
-            centroids[a][axis].total_cmp(&centroids[b][axis])
-        });
-        let (left, right) = order.split_at_mut(mid);
-        self.build(left, offset, centroids);
-        let right_index = self.build(right, offset + mid, centroids);
-        self.nodes[index].count = 0;
-        self.nodes[index].right = right_index;
-        index
     }
 
     /// Face normals, and angle-weighted pseudonormals of edges and vertices.
@@ -350,48 +248,6 @@ fn unique_edges(faces: &[[usize; 3]]) -> (Vec<[usize; 3]>, usize) {
     (face_edges, ids.len())
 }
 
-/// Closest point of triangle `t` to `p` as barycentric weights, and the
-/// feature it lies on (Ericson, Real-Time Collision Detection §5.1.5).
-fn closest_on_triangle(p: &Vec3, [a, b, c]: &[Vec3; 3]) -> ([f64; 3], Feature) {
-    let (ab, ac, ap) = (b - a, c - a, p - a);
-    let (d1, d2) = (ab.dot(&ap), ac.dot(&ap));
-    if d1 <= 0.0 && d2 <= 0.0 {
-        return ([1.0, 0.0, 0.0], Feature::Vertex(0));
-    }
-    let bp = p - b;
-    let (d3, d4) = (ab.dot(&bp), ac.dot(&bp));
-    if d3 >= 0.0 && d4 <= d3 {
-        return ([0.0, 1.0, 0.0], Feature::Vertex(1));
-    }
-    let vc = d1 * d4 - d3 * d2;
-    if vc <= 0.0 && d1 >= 0.0 && d3 <= 0.0 {
-        let v = d1 / (d1 - d3);
-        return ([1.0 - v, v, 0.0], Feature::Edge(0));
-    }
-    let cp = p - c;
-    let (d5, d6) = (ab.dot(&cp), ac.dot(&cp));
-    if d6 >= 0.0 && d5 <= d6 {
-        return ([0.0, 0.0, 1.0], Feature::Vertex(2));
-    }
-    let vb = d5 * d2 - d1 * d6;
-    if vb <= 0.0 && d2 >= 0.0 && d6 <= 0.0 {
-        let w = d2 / (d2 - d6);
-        return ([1.0 - w, 0.0, w], Feature::Edge(2));
-    }
-    let va = d3 * d6 - d5 * d4;
-    if va <= 0.0 && (d4 - d3) >= 0.0 && (d5 - d6) >= 0.0 {
-        let w = (d4 - d3) / ((d4 - d3) + (d5 - d6));
-        return ([0.0, 1.0 - w, w], Feature::Edge(1));
-    }
-    let denom = va + vb + vc;
-    if denom == 0.0 || denom.is_nan() {
-        // Degenerate triangle: fall back to its first corner.
-        return ([1.0, 0.0, 0.0], Feature::Vertex(0));
-    }
-    let (v, w) = (vb / denom, vc / denom);
-    ([1.0 - v - w, v, w], Feature::Face)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -402,7 +258,7 @@ mod tests {
         (0..mesh.num_faces())
             .map(|f| {
                 let t = mesh.triangle(f);
-                let (w, _) = closest_on_triangle(p, &t);
+                let (w, _) = closest_point_on_triangle(p, &t);
                 (w[0] * t[0] + w[1] * t[1] + w[2] * t[2] - p).norm()
             })
             .fold(f64::INFINITY, f64::min)

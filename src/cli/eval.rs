@@ -13,7 +13,7 @@ use senc::garment::Garment;
 use senc::model::checkpoint;
 use senc::model::device::DeviceChoice;
 use senc::motion::FrameRange;
-use senc::sim::{Conditions, RolloutOptions, Scene};
+use senc::rollout::{Conditions, RolloutOptions, Scene};
 use senc::{Error, Result};
 
 /// Rolls out every checkpoint on every motion and prints one table: mean C

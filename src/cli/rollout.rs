@@ -9,7 +9,7 @@ use senc::mesh::write_ply_simple;
 use senc::model::checkpoint;
 use senc::model::device::DeviceChoice;
 use senc::physics::Material;
-use senc::sim::{Conditions, RolloutOptions, Scene, rollout};
+use senc::rollout::{Conditions, RolloutOptions, Scene, rollout};
 
 use super::motion_args::MotionArgs;
 use senc::{Error, Vec3};

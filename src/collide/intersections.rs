@@ -6,7 +6,6 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use rayon::prelude::*;
 
-use super::bvh::{Aabb, Bvh};
 use super::fans::VertexFans;
 use super::patches::{EdgeTwins, PatchCertifier};
 use super::points::PointSet;
@@ -14,6 +13,7 @@ use super::predicates::PlaneFilter;
 use super::tri_tri::{PairCrossing, common_vertices, pair_crossing, pair_crossing_on_planes};
 use crate::Vec3;
 use crate::mesh::{Topology, TriMesh};
+use crate::spatial::{Aabb, Bvh};
 
 /// One intersection segment: the part of face `faces[0]` ∩ face `faces[1]`,
 /// between points `ends` (indices into the [`PointSet`]).

@@ -1,7 +1,6 @@
 //! Self-collision of a garment: exact intersections, Global Intersection
 //! Analysis (GIA) and the differentiable penetration volume (DESIGN §4).
 
-pub mod bvh;
 pub mod closure;
 pub mod config;
 pub mod fans;
@@ -19,6 +18,7 @@ pub mod region;
 pub mod remesh;
 mod self_collision;
 pub mod tri_tri;
+mod triangle_cut;
 pub mod triple;
 pub mod volume;
 

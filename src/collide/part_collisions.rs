@@ -7,10 +7,10 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::bvh::{Aabb, Bvh};
 use super::intersections::shared_vertices;
 use super::tri_tri::triangles_intersect;
 use crate::Vec3;
+use crate::spatial::{Aabb, Bvh};
 
 /// The colliding face pairs `[f, g]` (f < g, ascending) of the mesh
 /// (`positions`, `faces`) whose parts `face_part` pass `may_collide`; with

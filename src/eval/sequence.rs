@@ -12,7 +12,7 @@ use crate::Vec3;
 use crate::body::query::BodyQuery;
 use crate::mesh::{TriMesh, read_mesh};
 use crate::model::NeuralSimulator;
-use crate::sim::{RolloutOptions, Scene, rollout};
+use crate::rollout::{RolloutOptions, Scene, rollout};
 use crate::{Error, Result};
 
 /// Garment frames of one window: `frames[k]` is frame `k` of the window.

@@ -54,6 +54,30 @@ pub struct ModelConfig {
     /// poorly (a settling step that tears the garment on a pose it has not
     /// seen). Checkpoints without the field settle.
     pub settle: bool,
+    /// What the second half of a body edge's features compares with the
+    /// body at t+1; see [`BodyEdgeNext`]. Checkpoints without the field
+    /// are `Garment`.
+    pub body_edge_next: BodyEdgeNext,
+}
+
+/// The garment end of a body edge's "next" features (DESIGN §5).
+///
+/// A body edge joins garment vertex c to body vertex b; its features are
+/// c_t − b_t and a second vector against the body at t+1:
+///
+/// - `Garment` (HOOD): c_t − b_{t+1}. In the skinned frame this still holds
+///   the body's own displacement over the step, b_{t+1} − b_t, a world-frame
+///   quantity: a body carried at constant speed, which the skinned frame
+///   cannot tell from a body standing still, changes the features.
+/// - `Carried`: (c_t + s_{t+1} − s_t) − b_{t+1}, the garment vertex carried by
+///   the skinned frame (s the skinned garment) against the body at t+1. A rigid
+///   motion of body and garment together leaves it unchanged. Needs
+///   [`Integration::Skinned`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum BodyEdgeNext {
+    #[default]
+    Garment,
+    Carried,
 }
 
 /// How a predicted acceleration a (m per frame²) becomes the next positions.
@@ -97,6 +121,7 @@ impl Default for ModelConfig {
             acceleration_scale: 0.01,
             integration: Integration::World,
             settle: true,
+            body_edge_next: BodyEdgeNext::Garment,
         }
     }
 }
@@ -147,6 +172,10 @@ impl ModelConfig {
             return bad(
                 "self_collision_min_distance must lie in [0, self_collision_radius)".into(),
             );
+        }
+        if self.body_edge_next == BodyEdgeNext::Carried && self.integration != Integration::Skinned
+        {
+            return bad("body_edge_next: Carried needs integration: Skinned".into());
         }
         let arch: Architecture = self.architecture.parse()?;
         if let Some(level) = arch.deepest_coarse_level()

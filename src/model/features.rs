@@ -11,8 +11,10 @@
 //! shape, dt, the 3 material inputs.
 //!
 //! Body edge rows (9): for the garment end c and body end b of the edge,
-//! c_t − b_t (3) + norm and c_t − b_{t+1} (3) + norm, signed from sender to
-//! receiver (negated when the sender is the body vertex), then dt.
+//! c_t − b_t (3) + norm and c' − b_{t+1} (3) + norm, signed from sender to
+//! receiver (negated when the sender is the body vertex), then dt; c' is c_t,
+//! or c_t + (s_{t+1} − s_t), the vertex carried by the skinned garment s over
+//! the step (`ModelConfig::body_edge_next`).
 
 use crate::Vec3;
 
@@ -146,7 +148,10 @@ pub fn mesh_edge_features(
 }
 
 /// Rows of the body edge set. Garment nodes are `0..cloth.len()`; node
-/// `cloth.len() + i` is body vertex `body_vertex[i]`.
+/// `cloth.len() + i` is body vertex `body_vertex[i]`. `carry`, when given,
+/// is a per-garment-vertex displacement added to the garment end before it is
+/// compared with the body at t+1 (the skinned garment's step s_{t+1} − s_t).
+#[allow(clippy::too_many_arguments)]
 pub fn body_edge_features(
     senders: &[u32],
     receivers: &[u32],
@@ -154,6 +159,7 @@ pub fn body_edge_features(
     body_vertex: &[usize],
     body_now: &[Vec3],
     body_next: &[Vec3],
+    carry: Option<&[Vec3]>,
     dt: f64,
 ) -> Features {
     let n = cloth.len();
@@ -163,7 +169,11 @@ pub fn body_edge_features(
         let (c, b, sign) = if s < n { (s, r, 1.0) } else { (r, s, -1.0) };
         let b = body_vertex[b - n];
         let now = (cloth[c] - body_now[b]) * sign;
-        let next = (cloth[c] - body_next[b]) * sign;
+        let carried = match carry {
+            Some(d) => cloth[c] + d[c],
+            None => cloth[c],
+        };
+        let next = (carried - body_next[b]) * sign;
         out.push(
             now.iter()
                 .copied()

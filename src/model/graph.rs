@@ -8,8 +8,8 @@
 
 use rayon::prelude::*;
 
-use super::grid::HashGrid;
 use crate::Vec3;
+use crate::spatial::HashGrid;
 
 /// Directed edges of one edge set, as node indices.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -12,7 +12,6 @@ pub mod device;
 pub mod features;
 pub mod fixture;
 pub mod graph;
-pub mod grid;
 pub mod mlp;
 pub mod network;
 pub mod normalizer;
@@ -20,7 +19,7 @@ pub mod simulator;
 pub mod step_graph;
 
 pub use architecture::{Architecture, EdgeKind};
-pub use config::{Integration, ModelConfig};
+pub use config::{BodyEdgeNext, Integration, ModelConfig};
 pub use network::{GraphNet, GraphTensors};
 pub use simulator::NeuralSimulator;
 pub use step_graph::{GarmentGraph, Normalizers, StepGraph, StepInputs};

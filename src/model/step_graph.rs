@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::architecture::{Architecture, EdgeKind};
 use super::coarse::CoarseLevels;
-use super::config::{Integration, ModelConfig};
+use super::config::{BodyEdgeNext, Integration, ModelConfig};
 use super::features::{self, Features, NodeState, NodeType, StepConstants};
 use super::graph::{self, EdgeSet};
 use super::normalizer::Normalizer;
@@ -223,6 +223,17 @@ impl StepGraph {
                     let undirected: Vec<[usize; 2]> =
                         body_pairs.iter().map(|&(c, b)| [node_of(b), c]).collect();
                     let edges = EdgeSet::both_directions(&undirected);
+                    let carry: Option<Vec<Vec3>> = match config.body_edge_next {
+                        BodyEdgeNext::Garment => None,
+                        BodyEdgeNext::Carried => Some(
+                            inputs
+                                .pin_targets
+                                .iter()
+                                .zip(inputs.skinned)
+                                .map(|(next, now)| next - now)
+                                .collect(),
+                        ),
+                    };
                     let f = features::body_edge_features(
                         &edges.senders,
                         &edges.receivers,
@@ -230,6 +241,7 @@ impl StepGraph {
                         &body_vertex,
                         inputs.body,
                         inputs.body_next,
+                        carry.as_deref(),
                         inputs.dt,
                     );
                     (edges, f)
@@ -369,10 +381,9 @@ fn check_inputs(garment: &GarmentGraph, inputs: &StepInputs, config: &ModelConfi
         ("skinned", inputs.skinned.len()),
         ("skinned_prev", inputs.skinned_prev.len()),
     ];
-    let needed = match config.integration {
-        Integration::World => &[][..],
-        Integration::Skinned => &skinned[..],
-    };
+    let needs_skinned = config.integration == Integration::Skinned
+        || config.body_edge_next == BodyEdgeNext::Carried;
+    let needed = if needs_skinned { &skinned[..] } else { &[][..] };
     if let Some((name, len)) = lengths.iter().chain(needed).find(|(_, len)| *len != n) {
         return Err(Error::invalid(format!(
             "step inputs: {name} has {len} entries, the garment has {n} vertices"

@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use super::sample::Sample;
 use crate::Vec3;
 use crate::physics::Material;
-use crate::sim::{Conditions, GarmentState};
+use crate::rollout::{Conditions, GarmentState};
 
 /// Where the previous sample ended: its motion, last frame, conditions and
 /// the garment state there.

@@ -13,7 +13,7 @@ pub struct MotionWindow {
     /// Frames `A:B` at 30 fps (`A:` to the end; `0.7` style fractions are not accepted).
     pub frames: String,
     /// Train on the motion's left–right mirror image instead (data
-    /// augmentation, `sim::mirror`; needs a mirror-symmetric garment).
+    /// augmentation, `rollout::mirror`; needs a mirror-symmetric garment).
     #[serde(default)]
     pub mirror: bool,
     /// Play the selected frames this many times faster (time-warp data

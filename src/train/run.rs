@@ -44,7 +44,7 @@ use crate::model::checkpoint;
 use crate::model::simulator::tensor_to_points;
 use crate::physics::solver::newton::{SparseCholesky, newton_direction};
 use crate::physics::{BodyMotion, Cloth, ContactSearch, Evaluation, PhysicsConfig, Step};
-use crate::sim::{DT, GarmentModelInputs, GarmentState, SETTLE_DT, Scene, build_step_graph};
+use crate::rollout::{DT, GarmentModelInputs, GarmentState, SETTLE_DT, Scene, build_step_graph};
 use crate::train::RunConfig;
 use crate::train::{Preconditioner, TrainConfig};
 use crate::{Error, Result, Vec3};

@@ -8,7 +8,7 @@ use rand_distr::{Distribution, StandardNormal};
 
 use crate::Vec3;
 use crate::physics::Material;
-use crate::sim::Conditions;
+use crate::rollout::Conditions;
 
 /// One sample: a window of a motion and the conditions it is simulated under.
 #[derive(Clone, Copy, Debug, PartialEq)]

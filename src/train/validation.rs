@@ -16,7 +16,7 @@ use crate::collide::SelfCollisionConfig;
 use crate::eval::sequence::evaluate_rollout;
 use crate::eval::{FrameEvaluator, SequenceReport, SequenceStats};
 use crate::model::NeuralSimulator;
-use crate::sim::{RolloutOptions, Scene};
+use crate::rollout::{RolloutOptions, Scene};
 use crate::{Error, Result};
 
 const HEADER: &str = "update,frames,C_mean,pct_over_0_01,penetration_pct,stretch,bend,sec_per_frame,far_pct,lbs_centroid_cm,lbs_centroid_cm_max";

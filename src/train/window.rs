@@ -8,7 +8,7 @@ use super::config::MotionWindow;
 use crate::body::Body;
 use crate::garment::Garment;
 use crate::motion::{FrameRange, Motion, check_speed};
-use crate::sim::Scene;
+use crate::rollout::Scene;
 use crate::{Error, Result};
 
 impl MotionWindow {

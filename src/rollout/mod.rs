@@ -4,10 +4,10 @@
 //! same inputs, the same settling step and the same pinned-vertex handling.
 
 pub mod mirror;
-mod rollout;
+mod run;
 mod scene;
 
-pub use rollout::{RolloutOptions, RolloutSummary, rollout};
+pub use run::{RolloutOptions, RolloutSummary, rollout};
 pub use scene::{Scene, StepBodies};
 
 use crate::Vec3;

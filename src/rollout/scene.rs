@@ -12,7 +12,7 @@ use crate::motion::Motion;
 use super::mirror::Mirror;
 
 /// Body + garment + motion (30 fps, on this body's skeleton), optionally
-/// mirrored left–right (`sim::mirror`).
+/// mirrored left–right (`rollout::mirror`).
 pub struct Scene {
     pub body: Body,
     pub garment: Garment,

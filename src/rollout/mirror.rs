@@ -12,8 +12,7 @@
 //! pinned targets. Both rest meshes must therefore be mirror-symmetric
 //! (the MakeHuman body and the built-in garments are, exactly).
 
-use std::collections::HashMap;
-
+use crate::spatial::HashGrid;
 use crate::{Error, Result, Vec3};
 
 /// Largest distance (m) between a rest vertex's reflection and its partner.
@@ -30,28 +29,22 @@ impl MirrorMap {
     /// through x = 0; fails (naming `what`) unless that point lies within
     /// [`SYMMETRY_TOLERANCE`] and the pairing is one-to-one.
     pub fn new(rest: &[Vec3], what: &str) -> Result<MirrorMap> {
-        let cell = |p: &Vec3| -> [i64; 3] {
-            [0, 1, 2].map(|k| (p[k] / SYMMETRY_TOLERANCE).floor() as i64)
-        };
-        let mut grid: HashMap<[i64; 3], Vec<usize>> = HashMap::new();
-        for (i, p) in rest.iter().enumerate() {
-            if !p.iter().all(|c| c.is_finite()) {
-                return Err(Error::invalid(format!(
-                    "{what}: vertex {i} is not finite, cannot mirror"
-                )));
-            }
-            grid.entry(cell(p)).or_default().push(i);
+        if let Some(i) = rest.iter().position(|p| !p.iter().all(|c| c.is_finite())) {
+            return Err(Error::invalid(format!(
+                "{what}: vertex {i} is not finite, cannot mirror"
+            )));
         }
+        let grid = HashGrid::new(rest, SYMMETRY_TOLERANCE);
         let mut partner = Vec::with_capacity(rest.len());
         for (i, p) in rest.iter().enumerate() {
             let image = reflect(p);
-            let c = cell(&image);
-            let nearest = (-1..=1)
-                .flat_map(|dx| (-1..=1).flat_map(move |dy| (-1..=1).map(move |dz| [dx, dy, dz])))
-                .filter_map(|d| grid.get(&[c[0] + d[0], c[1] + d[1], c[2] + d[2]]))
-                .flatten()
-                .map(|&j| (j, (rest[j] - image).norm()))
-                .min_by(|a, b| a.1.total_cmp(&b.1));
+            let mut nearest: Option<(usize, f64)> = None;
+            grid.for_each_candidate(&image, |j| {
+                let d = (rest[j] - image).norm();
+                if nearest.is_none_or(|(_, best)| d < best) {
+                    nearest = Some((j, d));
+                }
+            });
             match nearest {
                 Some((j, d)) if d <= SYMMETRY_TOLERANCE => partner.push(j),
                 _ => {

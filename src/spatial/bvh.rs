@@ -1,78 +1,16 @@
-//! Bounding volume hierarchy over axis-aligned boxes, for the self-overlap
-//! broad phase: which pairs of triangles of one mesh have overlapping boxes.
+//! Bounding volume hierarchy over axis-aligned boxes, with two queries:
+//! every pair of boxes of one set that overlap (the self-collision broad
+//! phase) and the item nearest a point (closest points on the body).
 //!
-//! Boxes are the exact min/max of the corner coordinates and overlap is
-//! tested with `<=`, so no intersecting pair is ever missed by rounding.
+//! Built once top-down by median split, then *refitted* when the boxes move
+//! (same count): only the node boxes change, the tree does not.
 
 use std::ops::Range;
 
 use rayon::prelude::*;
 
+use super::Aabb;
 use crate::Vec3;
-
-/// Axis-aligned box.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Aabb {
-    pub min: Vec3,
-    pub max: Vec3,
-}
-
-impl Aabb {
-    /// The empty box (identity of [`Aabb::union`]).
-    pub fn empty() -> Self {
-        Aabb {
-            min: Vec3::repeat(f64::INFINITY),
-            max: Vec3::repeat(f64::NEG_INFINITY),
-        }
-    }
-
-    /// Smallest box holding all `points`.
-    pub fn of_points<'a>(points: impl IntoIterator<Item = &'a Vec3>) -> Self {
-        points.into_iter().fold(Self::empty(), |b, p| Aabb {
-            min: b.min.inf(p),
-            max: b.max.sup(p),
-        })
-    }
-
-    /// Smallest box holding the triangle (a, b, c).
-    #[inline]
-    pub fn of_triangle(a: &Vec3, b: &Vec3, c: &Vec3) -> Self {
-        Aabb {
-            min: a.inf(b).inf(c),
-            max: a.sup(b).sup(c),
-        }
-    }
-
-    /// Smallest box holding both.
-    #[inline]
-    pub fn union(&self, other: &Aabb) -> Aabb {
-        Aabb {
-            min: self.min.inf(&other.min),
-            max: self.max.sup(&other.max),
-        }
-    }
-
-    /// Closed boxes share a point.
-    #[inline]
-    pub fn overlaps(&self, other: &Aabb) -> bool {
-        self.min.x <= other.max.x
-            && other.min.x <= self.max.x
-            && self.min.y <= other.max.y
-            && other.min.y <= self.max.y
-            && self.min.z <= other.max.z
-            && other.min.z <= self.max.z
-    }
-
-    /// Half the surface area (the tree-quality measure of [`Bvh::cost`]).
-    fn half_area(&self) -> f64 {
-        let d = (self.max - self.min).sup(&Vec3::zeros());
-        d.x * d.y + d.y * d.z + d.z * d.x
-    }
-
-    fn centre(&self) -> Vec3 {
-        0.5 * (self.min + self.max)
-    }
-}
 
 /// A node: `count > 0` is a leaf over `items[first..first + count]`;
 /// otherwise the children are `first` and `first + 1`.
@@ -83,8 +21,34 @@ struct Node {
     count: u32,
 }
 
-/// Leaves hold at most this many boxes.
-const LEAF_SIZE: usize = 8;
+/// How [`Bvh::build_with`] splits: leaf size and split axis.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BuildOptions {
+    /// Leaves hold at most this many boxes (≥ 1).
+    pub leaf_size: usize,
+    /// Which longest axis a node is split along, at the median centre.
+    pub axis: SplitAxis,
+}
+
+/// The axis a node is split along.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SplitAxis {
+    /// The longest axis of the box around the node's item centres.
+    CentreSpread,
+    /// The longest axis of the node's own box.
+    NodeBox,
+}
+
+impl Default for BuildOptions {
+    /// Eight boxes per leaf, split along the spread of the centres (the
+    /// self-overlap broad phase's choice).
+    fn default() -> Self {
+        BuildOptions {
+            leaf_size: 8,
+            axis: SplitAxis::CentreSpread,
+        }
+    }
+}
 /// Traversal tasks smaller than this many boxes run on one thread.
 const PARALLEL_GRAIN: u32 = 512;
 
@@ -107,6 +71,14 @@ pub struct Bvh {
     boxes: Vec<Aabb>,
 }
 
+/// What [`Bvh::split`] reads while building.
+struct Split<'a> {
+    boxes: &'a [Aabb],
+    centres: &'a [Vec3],
+    leaf_size: usize,
+    axis: SplitAxis,
+}
+
 /// A unit of traversal work: all overlapping pairs inside one subtree, or
 /// between two subtrees.
 #[derive(Clone, Copy, Debug)]
@@ -116,22 +88,39 @@ enum Task {
 }
 
 impl Bvh {
-    /// Builds the hierarchy over `boxes`.
+    /// Builds the hierarchy over `boxes` with the default options, split at
+    /// the box centres.
     pub fn build(boxes: &[Aabb]) -> Self {
+        let centres: Vec<Vec3> = boxes.iter().map(Aabb::centre).collect();
+        Self::build_with(boxes, &centres, BuildOptions::default())
+    }
+
+    /// Builds the hierarchy over `boxes`, splitting each node at the median
+    /// of `centres` (one per box: e.g. triangle centroids) along the axis
+    /// `options` names.
+    pub fn build_with(boxes: &[Aabb], centres: &[Vec3], options: BuildOptions) -> Self {
+        assert_eq!(boxes.len(), centres.len(), "one centre per box");
+        let leaf_size = options.leaf_size.max(1);
+        let capacity = 4 * boxes.len() / leaf_size + 1;
         let mut bvh = Bvh {
-            nodes: Vec::with_capacity(4 * boxes.len() / LEAF_SIZE + 1),
+            nodes: Vec::with_capacity(capacity),
             items: (0..boxes.len() as u32).collect(),
-            sizes: Vec::with_capacity(4 * boxes.len() / LEAF_SIZE + 1),
-            starts: Vec::with_capacity(4 * boxes.len() / LEAF_SIZE + 1),
+            sizes: Vec::with_capacity(capacity),
+            starts: Vec::with_capacity(capacity),
             ranks: Vec::new(),
             boxes: Vec::new(),
         };
         if boxes.is_empty() {
             return bvh;
         }
-        let centres: Vec<Vec3> = boxes.iter().map(Aabb::centre).collect();
         bvh.push_node();
-        bvh.split(0, 0, boxes.len(), boxes, &centres);
+        let split = Split {
+            boxes,
+            centres,
+            leaf_size,
+            axis: options.axis,
+        };
+        bvh.split(0, 0, boxes.len(), &split);
         bvh.boxes = bvh.items.iter().map(|&i| boxes[i as usize]).collect();
         bvh.ranks = vec![0; boxes.len()];
         for (rank, &i) in bvh.items.iter().enumerate() {
@@ -151,14 +140,14 @@ impl Bvh {
         self.nodes.len() - 1
     }
 
-    fn split(&mut self, node: usize, start: usize, end: usize, boxes: &[Aabb], centres: &[Vec3]) {
+    fn split(&mut self, node: usize, start: usize, end: usize, how: &Split) {
         let items = &mut self.items[start..end];
         let aabb = items
             .iter()
-            .fold(Aabb::empty(), |b, &i| b.union(&boxes[i as usize]));
+            .fold(Aabb::empty(), |b, &i| b.union(&how.boxes[i as usize]));
         self.sizes[node] = (end - start) as u32;
         self.starts[node] = start as u32;
-        if end - start <= LEAF_SIZE {
+        if end - start <= how.leaf_size {
             self.nodes[node] = Node {
                 aabb,
                 first: start as u32,
@@ -166,11 +155,16 @@ impl Bvh {
             };
             return;
         }
-        let spread = Aabb::of_points(items.iter().map(|&i| &centres[i as usize]));
-        let axis = (spread.max - spread.min).imax();
+        let axis = match how.axis {
+            SplitAxis::CentreSpread => {
+                let spread = Aabb::of_points(items.iter().map(|&i| &how.centres[i as usize]));
+                (spread.max - spread.min).imax()
+            }
+            SplitAxis::NodeBox => (aabb.max - aabb.min).imax(),
+        };
         let mid = (end - start) / 2;
         items.select_nth_unstable_by(mid, |&i, &j| {
-            centres[i as usize][axis].total_cmp(&centres[j as usize][axis])
+            how.centres[i as usize][axis].total_cmp(&how.centres[j as usize][axis])
         });
         let left = self.push_node();
         self.push_node();
@@ -179,8 +173,55 @@ impl Bvh {
             first: left as u32,
             count: 0,
         };
-        self.split(left, start, start + mid, boxes, centres);
-        self.split(left + 1, start + mid, end, boxes, centres);
+        self.split(left, start, start + mid, how);
+        self.split(left + 1, start + mid, end, how);
+    }
+
+    /// The item nearest `p` under `distance_squared(item)` (the squared
+    /// distance from `p` to the item, never less than the squared distance
+    /// to its box), and that distance; `None` for an empty tree. Descends
+    /// nearer child first and skips every node whose box is no nearer than
+    /// the best item so far, so it returns the first item of smallest
+    /// distance in that order: ties between items are broken by the tree,
+    /// the same way for a tree built afresh and one refitted to the same
+    /// boxes only when their shapes agree.
+    pub fn nearest(
+        &self,
+        p: &Vec3,
+        mut distance_squared: impl FnMut(u32) -> f64,
+    ) -> Option<(u32, f64)> {
+        let mut best: Option<(u32, f64)> = None;
+        let mut stack = Vec::with_capacity(64);
+        if !self.nodes.is_empty() {
+            stack.push(0usize);
+        }
+        while let Some(n) = stack.pop() {
+            let node = &self.nodes[n];
+            let bound = best.map_or(f64::INFINITY, |b| b.1);
+            if node.aabb.distance_squared(p) >= bound {
+                continue;
+            }
+            if node.count > 0 {
+                for &item in self.leaf_items(node) {
+                    let d2 = distance_squared(item);
+                    if d2 < best.map_or(f64::INFINITY, |b| b.1) {
+                        best = Some((item, d2));
+                    }
+                }
+            } else {
+                let (left, right) = (node.first as usize, node.first as usize + 1);
+                let dl = self.nodes[left].aabb.distance_squared(p);
+                let dr = self.nodes[right].aabb.distance_squared(p);
+                // The farther child goes on the stack first, so the nearer
+                // one is searched first (on a tie, the right one).
+                if dl < dr {
+                    stack.extend([right, left]);
+                } else {
+                    stack.extend([left, right]);
+                }
+            }
+        }
+        best
     }
 
     /// Recomputes every node box for moved `boxes` (same count), keeping the

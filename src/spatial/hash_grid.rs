@@ -1,4 +1,4 @@
-//! A uniform hash grid for fixed-radius neighbour queries. With the cell
+//! A uniform hash grid for fixed-radius neighbour queries (m). With the cell
 //! size equal to the query radius, every neighbour of a point lies in the
 //! 3×3×3 cells around it, so a query costs O(points per cell) and building
 //! costs one sort — cheaper than a k-d tree when the radius is fixed and the
