@@ -4,14 +4,17 @@
 //! or ndarray (needs `--features backend-ndarray`). Run with
 //! `RAYON_NUM_THREADS=2 cargo bench --bench model`.
 
+#[path = "../tests/tube_scene/mod.rs"]
+mod tube_scene;
+
 use std::time::Duration;
 
 use burn::tensor::Device;
 use criterion::{Criterion, criterion_group, criterion_main};
 use senc::Vec3;
-use senc::model::fixture::TubeScene;
 use senc::model::{GarmentGraph, ModelConfig, NeuralSimulator, StepGraph};
 use senc::train::Trainer;
+use tube_scene::TubeScene;
 
 fn device() -> (String, Device) {
     let name = std::env::var("SENC_BENCH_BACKEND").unwrap_or_else(|_| "flex".into());

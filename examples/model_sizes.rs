@@ -1,10 +1,13 @@
 //! Times graph build, upload and forward for a few model sizes on the
 //! 1500-vertex benchmark scene (best of 6); how the CPU size was chosen.
 //! `RAYON_NUM_THREADS=2 cargo run --release --example model_sizes`
+#[path = "../tests/tube_scene/mod.rs"]
+mod tube_scene;
+
 use burn::tensor::Device;
-use senc::model::fixture::TubeScene;
 use senc::model::{GarmentGraph, ModelConfig, NeuralSimulator, StepGraph};
 use std::time::Instant;
+use tube_scene::TubeScene;
 
 fn main() {
     let scene = TubeScene::new(30, 50, 0);

@@ -1,10 +1,13 @@
 //! Runs the network forward pass (CPU or paper size) on the benchmark
 //! scene's uploaded tensors in a loop, for `perf record`:
 //! `RAYON_NUM_THREADS=2 perf record -g target/release/examples/profile_forward cpu 200`
+#[path = "../tests/tube_scene/mod.rs"]
+mod tube_scene;
+
 use burn::tensor::Device;
-use senc::model::fixture::TubeScene;
 use senc::model::{GarmentGraph, ModelConfig, NeuralSimulator, StepGraph};
 use std::time::Instant;
+use tube_scene::TubeScene;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();

@@ -1,6 +1,8 @@
 //! The graph network: edge sets against brute force, permutation
 //! equivariance, gradient flow, training hooks and checkpoints.
 
+mod tube_scene;
+
 use std::collections::BTreeSet;
 
 use burn::module::{Module, ModuleVisitor, Param};
@@ -13,12 +15,12 @@ use senc::Vec3;
 use senc::mesh::TriMesh;
 use senc::model::checkpoint;
 use senc::model::coarse::CoarseLevels;
-use senc::model::fixture::TubeScene;
-use senc::model::graph::{nearest_body_vertices, self_collision_edges};
+use senc::model::edge_sets::{nearest_body_vertices, self_collision_edges};
 use senc::model::simulator::tensor_to_points;
 use senc::model::{EdgeKind, GarmentGraph, ModelConfig, NeuralSimulator, StepGraph};
 use senc::train::Trainer;
 use senc::train::checkpoint::{self as training_checkpoint, RngState, TrainingState};
+use tube_scene::TubeScene;
 
 /// A small network over every kind of edge set, fast enough for tests.
 fn small_config() -> ModelConfig {

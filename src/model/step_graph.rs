@@ -9,8 +9,8 @@ use serde::{Deserialize, Serialize};
 use super::architecture::{Architecture, EdgeKind};
 use super::coarse::CoarseLevels;
 use super::config::{BodyEdgeNext, Integration, ModelConfig};
+use super::edge_sets::{self, EdgeSet};
 use super::features::{self, Features, NodeState, NodeType, StepConstants};
-use super::graph::{self, EdgeSet};
 use super::normalizer::Normalizer;
 use crate::mesh::{Topology, TriMesh};
 use crate::{Error, Result, Vec3};
@@ -171,7 +171,7 @@ impl StepGraph {
             external_acceleration: inputs.external_acceleration,
         };
 
-        let body_pairs = graph::nearest_body_vertices(x, inputs.body, config.body_radius);
+        let body_pairs = edge_sets::nearest_body_vertices(x, inputs.body, config.body_radius);
         let mut body_vertex: Vec<usize> = body_pairs.iter().map(|&(_, b)| b).collect();
         body_vertex.sort_unstable();
         body_vertex.dedup();
@@ -250,7 +250,7 @@ impl StepGraph {
                     let undirected = match kind {
                         EdgeKind::Mesh => garment.mesh_edges.clone(),
                         EdgeKind::Coarse(level) => garment.coarse.edges[level].clone(),
-                        _ => graph::self_collision_edges(
+                        _ => edge_sets::self_collision_edges(
                             x,
                             config.self_collision_k,
                             config.self_collision_min_distance,

@@ -1,14 +1,18 @@
-//! A procedural scene for tests and benchmarks until real garments are
-//! wired in: a jittered cloth tube ("sleeve") around a cylinder ("arm"),
-//! its top ring pinned, the arm moving sideways. Sizes are garment-like:
+//! A procedural scene for the network's tests and benchmarks: a jittered
+//! cloth tube ("sleeve") around a cylinder ("arm"), its top ring pinned, the
+//! arm moving sideways. Sizes are garment-like:
 //! ~1.5 cm edges, a 2 cm gap to the body.
+//!
+//! Dev-only, not part of the library: the model tests use it as
+//! `mod tube_scene;`, the model bench and the probe examples through
+//! `#[path = "../tests/tube_scene/mod.rs"]`.
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use super::step_graph::StepInputs;
-use crate::Vec3;
-use crate::mesh::TriMesh;
+use senc::Vec3;
+use senc::mesh::TriMesh;
+use senc::model::StepInputs;
 
 /// Distance between neighbouring rings (m).
 const RING_SPACING: f64 = 0.013;
