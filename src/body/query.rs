@@ -25,6 +25,7 @@ use crate::{Error, Result, Vec3};
 const TREE: BuildOptions = BuildOptions {
     leaf_size: 4,
     axis: SplitAxis::NodeBox,
+    keep_boxes: false,
 };
 
 /// The result of a closest-point query.
@@ -111,13 +112,11 @@ impl BodyQuery {
             )));
         }
         self.positions.copy_from_slice(positions);
-        let boxes: Vec<Aabb> = (0..self.faces.len())
-            .map(|f| {
-                let [a, b, c] = self.corners(f);
-                Aabb::of_triangle(&a, &b, &c)
-            })
-            .collect();
-        self.tree.refit(&boxes);
+        let (positions, faces) = (&self.positions, &self.faces);
+        self.tree.refit_with(|f| {
+            let [a, b, c] = faces[f as usize].map(|v| positions[v]);
+            Aabb::of_triangle(&a, &b, &c)
+        });
         self.update_normals();
         Ok(())
     }
@@ -158,16 +157,23 @@ impl BodyQuery {
     /// trained on the garments it gives (a lowest-index rule moved the
     /// skirt's skinned vertices by up to 3.9 cm).
     pub fn closest(&self, p: &Vec3) -> ClosestPoint {
-        let (face, d2) = self
-            .tree
-            .nearest(p, |f| {
-                let corners = self.corners(f as usize);
-                let (w, _) = closest_point_on_triangle(p, &corners);
-                (w[0] * corners[0] + w[1] * corners[1] + w[2] * corners[2] - p).norm_squared()
-            })
-            .expect("a body has faces");
-        let face = face as usize;
-        let (barycentric, feature) = closest_point_on_triangle(p, &self.corners(face));
+        // The winner's barycentric weights and feature, kept as the
+        // traversal finds it (no second computation).
+        let mut found = ([1.0, 0.0, 0.0], TriangleFeature::Vertex(0));
+        let mut best = f64::INFINITY;
+        let nearest = self.tree.nearest(p, |f| {
+            let corners = self.corners(f as usize);
+            let (w, feature) = closest_point_on_triangle(p, &corners);
+            let d2 = (w[0] * corners[0] + w[1] * corners[1] + w[2] * corners[2] - p).norm_squared();
+            if d2 < best {
+                (best, found) = (d2, (w, feature));
+            }
+            d2
+        });
+        // No face is nearer than infinity only for a point that is not
+        // finite: its distance is then infinite, from the first face's corner.
+        let (face, d2) = nearest.map_or((0, f64::INFINITY), |(f, d2)| (f as usize, d2));
+        let (barycentric, feature) = found;
         let point = self.point_on_face(face, barycentric);
         let pseudonormal = match feature {
             TriangleFeature::Face => self.face_normals[face],

@@ -28,6 +28,10 @@ pub struct BuildOptions {
     pub leaf_size: usize,
     /// Which longest axis a node is split along, at the median centre.
     pub axis: SplitAxis,
+    /// Keep a copy of every box in leaf order, as the overlap queries
+    /// ([`Bvh::self_overlaps`], [`Bvh::fold_self_overlaps`]) need; a tree
+    /// for [`Bvh::nearest`] alone does without (half the memory to clone).
+    pub keep_boxes: bool,
 }
 
 /// The axis a node is split along.
@@ -46,6 +50,7 @@ impl Default for BuildOptions {
         BuildOptions {
             leaf_size: 8,
             axis: SplitAxis::CentreSpread,
+            keep_boxes: true,
         }
     }
 }
@@ -121,7 +126,9 @@ impl Bvh {
             axis: options.axis,
         };
         bvh.split(0, 0, boxes.len(), &split);
-        bvh.boxes = bvh.items.iter().map(|&i| boxes[i as usize]).collect();
+        if options.keep_boxes {
+            bvh.boxes = bvh.items.iter().map(|&i| boxes[i as usize]).collect();
+        }
         bvh.ranks = vec![0; boxes.len()];
         for (rank, &i) in bvh.items.iter().enumerate() {
             bvh.ranks[i as usize] = rank as u32;
@@ -190,22 +197,24 @@ impl Bvh {
         p: &Vec3,
         mut distance_squared: impl FnMut(u32) -> f64,
     ) -> Option<(u32, f64)> {
-        let mut best: Option<(u32, f64)> = None;
-        let mut stack = Vec::with_capacity(64);
-        if !self.nodes.is_empty() {
-            stack.push(0usize);
+        if self.nodes.is_empty() {
+            return None;
         }
+        let (mut best_item, mut best) = (u32::MAX, f64::INFINITY);
+        // Depth-first with an explicit stack: the tree's depth is about
+        // log2(boxes / leaf size), far below the stack's 64 slots per level.
+        let mut stack = Vec::with_capacity(64);
+        stack.push(0usize);
         while let Some(n) = stack.pop() {
             let node = &self.nodes[n];
-            let bound = best.map_or(f64::INFINITY, |b| b.1);
-            if node.aabb.distance_squared(p) >= bound {
+            if node.aabb.distance_squared(p) >= best {
                 continue;
             }
             if node.count > 0 {
                 for &item in self.leaf_items(node) {
                     let d2 = distance_squared(item);
-                    if d2 < best.map_or(f64::INFINITY, |b| b.1) {
-                        best = Some((item, d2));
+                    if d2 < best {
+                        (best_item, best) = (item, d2);
                     }
                 }
             } else {
@@ -221,23 +230,34 @@ impl Bvh {
                 }
             }
         }
-        best
+        (best_item != u32::MAX).then_some((best_item, best))
     }
 
     /// Recomputes every node box for moved `boxes` (same count), keeping the
     /// tree: cheap, but the tree degrades when the motion is large.
     pub fn refit(&mut self, boxes: &[Aabb]) {
         assert_eq!(boxes.len(), self.items.len(), "refit: box count changed");
-        for (leaf_box, &i) in self.boxes.iter_mut().zip(&self.items) {
-            *leaf_box = boxes[i as usize];
-        }
+        self.refit_with(|i| boxes[i as usize]);
+    }
+
+    /// [`Bvh::refit`] with box i given by `box_of(i)` (called once per box),
+    /// without an array of the moved boxes.
+    pub fn refit_with(&mut self, mut box_of: impl FnMut(u32) -> Aabb) {
+        let keep = !self.boxes.is_empty();
         // Children always come after their parent: refit in reverse order.
         for n in (0..self.nodes.len()).rev() {
             let node = self.nodes[n];
             self.nodes[n].aabb = if node.count > 0 {
-                self.leaf_boxes(&node)
-                    .iter()
-                    .fold(Aabb::empty(), |b, leaf_box| b.union(leaf_box))
+                let (first, count) = (node.first as usize, node.count as usize);
+                let mut leaf = Aabb::empty();
+                for k in first..first + count {
+                    let b = box_of(self.items[k]);
+                    if keep {
+                        self.boxes[k] = b;
+                    }
+                    leaf = leaf.union(&b);
+                }
+                leaf
             } else {
                 let c = node.first as usize;
                 self.nodes[c].aabb.union(&self.nodes[c + 1].aabb)
@@ -264,12 +284,12 @@ impl Bvh {
 
     /// Number of boxes.
     pub fn len(&self) -> usize {
-        self.boxes.len()
+        self.items.len()
     }
 
     /// Whether it holds no box.
     pub fn is_empty(&self) -> bool {
-        self.boxes.is_empty()
+        self.items.is_empty()
     }
 
     /// The box indices in leaf order: every subtree holds a contiguous
@@ -337,6 +357,11 @@ impl Bvh {
         if self.nodes.is_empty() {
             return identity();
         }
+        assert_eq!(
+            self.boxes.len(),
+            self.items.len(),
+            "overlap queries need a tree built with keep_boxes"
+        );
         if rayon::current_num_threads() == 1 {
             let mut acc = identity();
             self.within(0, &settled, &mut |i, j| visit(&mut acc, i, j));
@@ -390,10 +415,12 @@ impl Bvh {
         tasks
     }
 
+    #[inline]
     fn leaf_items(&self, node: &Node) -> &[u32] {
         &self.items[node.first as usize..(node.first + node.count) as usize]
     }
 
+    #[inline]
     fn leaf_boxes(&self, node: &Node) -> &[Aabb] {
         &self.boxes[node.first as usize..(node.first + node.count) as usize]
     }

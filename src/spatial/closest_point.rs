@@ -18,6 +18,7 @@ pub enum TriangleFeature {
 /// Closest point of triangle (a, b, c) to `p` as barycentric weights, and
 /// the feature it lies on (Ericson, Real-Time Collision Detection §5.1.5).
 /// A degenerate triangle answers its first corner.
+#[inline]
 pub fn closest_point_on_triangle(p: &Vec3, [a, b, c]: &[Vec3; 3]) -> ([f64; 3], TriangleFeature) {
     let (ab, ac, ap) = (b - a, c - a, p - a);
     let (d1, d2) = (ab.dot(&ap), ac.dot(&ap));
