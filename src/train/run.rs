@@ -98,7 +98,8 @@ pub fn checkpoint_dir(run: &Path) -> PathBuf {
     run.join("checkpoint")
 }
 
-/// The lowest-validation-C model of a run with `validation.keep_best`.
+/// The best validated model of a run with `validation.keep_best` (lowest C
+/// among those that kept the garment on the body; `train::validation`).
 pub fn best_dir(run: &Path) -> PathBuf {
     run.join("best")
 }
@@ -393,7 +394,7 @@ fn validate(
     if v.keep_all() {
         save_model(&validated_dir(&options.out, update), sim, config_text)?;
     }
-    let best = v.keep_best() && v.improves(update, r.c_mean);
+    let best = v.keep_best() && v.improves(update, &r);
     if best {
         save_best(&options.out, sim, update, &r, config_text)?;
     }
@@ -408,7 +409,7 @@ fn validate(
     Ok(())
 }
 
-/// Writes `sim`, the lowest-C model so far, to `best/` of the run directory
+/// Writes `sim`, the best model so far, to `best/` of the run directory
 /// (a model checkpoint without training state, loadable by `rollout`,
 /// `eval` and `--init-from`), with `selected.json` saying which update and
 /// validation scores it has.
@@ -428,6 +429,7 @@ fn save_best(
         "pct_over_0_01": report.pct_over_0_01,
         "penetration_pct": report.penetration_pct,
         "stretch": report.stretch,
+        "lbs_centroid_cm_max": report.lbs_centroid_cm_max,
     });
     crate::atomic_file::write_bytes_atomic(
         &dir.join(SELECTED_FILE),

@@ -3,9 +3,13 @@
 //! `senc eval` are appended to `validation.csv`. It draws no random numbers,
 //! so it does not disturb the training stream (or `--resume`).
 //!
-//! With `keep_best` the validator also remembers the lowest mean C so far
+//! With `keep_best` the validator also remembers the best model so far
 //! (recomputed from the CSV's kept rows on `--resume`), and the training loop
-//! writes that model to `best/`.
+//! writes it to `best/`: the lowest mean C among the models that kept the
+//! garment on the body. C alone would prefer a garment that has left the
+//! body (no self-contact, C = 0), so a model whose centroid strayed more
+//! than [`MAX_LBS_CENTROID_CM`] from the skinned garment's on any frame of
+//! the window is never the best, whatever its C.
 
 use std::io::Write;
 use std::ops::Range;
@@ -18,6 +22,10 @@ use crate::eval::{FrameEvaluator, SequenceReport, SequenceStats};
 use crate::model::NeuralSimulator;
 use crate::rollout::{RolloutOptions, Scene};
 use crate::{Error, Result};
+
+/// A validated model whose garment centroid is further than this from the
+/// skinned garment's on some frame (cm) is not eligible as the best.
+pub const MAX_LBS_CENTROID_CM: f64 = 15.0;
 
 const HEADER: &str = "update,frames,C_mean,pct_over_0_01,penetration_pct,stretch,bend,sec_per_frame,far_pct,lbs_centroid_cm,lbs_centroid_cm_max";
 
@@ -75,7 +83,7 @@ impl Validator {
         })
     }
 
-    /// Whether the lowest-C model is kept in `best/`.
+    /// Whether the best model is kept in `best/`.
     pub fn keep_best(&self) -> bool {
         self.keep_best
     }
@@ -90,15 +98,17 @@ impl Validator {
         now / self.every > before / self.every
     }
 
-    /// Update and mean C (×10⁻³) of the lowest-C validation so far.
+    /// Update and mean C (×10⁻³) of the best validation so far.
     pub fn best(&self) -> Option<(u64, f64)> {
         self.best
     }
 
-    /// Records the mean C of `update`'s validation; true if it is finite and
-    /// lower than every earlier one.
-    pub fn improves(&mut self, update: u64, c_mean: f64) -> bool {
-        let next = better(self.best, (update, c_mean));
+    /// Records `update`'s validation; true if the garment stayed on the body
+    /// (see the module docs) and its mean C is finite and lower than every
+    /// earlier eligible one.
+    pub fn improves(&mut self, update: u64, report: &SequenceReport) -> bool {
+        let worst_centroid = report.lbs_centroid_cm_max.unwrap_or(f64::NAN);
+        let next = better(self.best, (update, eligible_c(report.c_mean, worst_centroid)));
         let improved = next != self.best;
         self.best = next;
         improved
@@ -149,12 +159,27 @@ impl Validator {
     }
 }
 
-/// Update and mean C of one `validation.csv` row.
+/// The mean C of a validation, or NaN (never the best) when the garment's
+/// centroid strayed more than [`MAX_LBS_CENTROID_CM`] from the skinned
+/// garment's, or that distance is unknown.
+fn eligible_c(c_mean: f64, worst_centroid_cm: f64) -> f64 {
+    if worst_centroid_cm <= MAX_LBS_CENTROID_CM {
+        c_mean
+    } else {
+        f64::NAN
+    }
+}
+
+/// Update and eligible mean C of one `validation.csv` row.
 fn row_score(row: &str) -> Option<(u64, f64)> {
-    let mut fields = row.split(',');
-    let update = fields.next()?.parse().ok()?;
-    let c_mean = fields.nth(1)?.parse().ok()?;
-    Some((update, c_mean))
+    let fields: Vec<&str> = row.split(',').collect();
+    let update = fields.first()?.parse().ok()?;
+    let c_mean = fields.get(2)?.parse().ok()?;
+    let worst_centroid = fields
+        .get(10)
+        .and_then(|f| f.parse().ok())
+        .unwrap_or(f64::NAN);
+    Some((update, eligible_c(c_mean, worst_centroid)))
 }
 
 /// The best so far after `candidate` (update, mean C): a lower finite C
@@ -174,16 +199,31 @@ mod tests {
     #[test]
     fn the_lowest_finite_c_wins_and_ties_keep_the_earlier_update() {
         let rows = [
-            "250,340,3.5,1,1,1,1,1",
-            "500,340,NaN,1,1,1,1,1",
-            "750,340,2.0,1,1,1,1,1",
-            "1000,340,2.0,1,1,1,1,1",
-            "1250,340,inf,1,1,1,1,1",
+            "250,340,3.5,1,1,1,1,1,0,2,4",
+            "500,340,NaN,1,1,1,1,1,0,2,4",
+            "750,340,2.0,1,1,1,1,1,0,2,4",
+            "1000,340,2.0,1,1,1,1,1,0,2,4",
+            "1250,340,inf,1,1,1,1,1,0,2,4",
             "garbage",
         ];
         let best = rows.iter().filter_map(|r| row_score(r)).fold(None, better);
         assert_eq!(best, Some((750, 2.0)));
         assert_eq!(better(None, (5, f64::NAN)), None);
         assert_eq!(better(Some((5, 1.0)), (6, 0.5)), Some((6, 0.5)));
+    }
+
+    /// A garment that has left the body has no self-contact (C = 0): it
+    /// must never be selected, and neither may a row without the distance.
+    #[test]
+    fn a_garment_off_the_body_is_never_the_best() {
+        let rows = [
+            "1000,60,4.0,1,1,1,1,1,0.0,3.0,6.0",
+            "2000,60,0.0,0,0,1,1,1,75.0,80.0,160.0",
+            "3000,60,0.5,0,0,1,1,1,0.0,3.0,15.5",
+            "4000,60,0.1,0,0,1,1,1",
+            "5000,60,3.0,1,1,1,1,1,0.0,3.0,15.0",
+        ];
+        let best = rows.iter().filter_map(|r| row_score(r)).fold(None, better);
+        assert_eq!(best, Some((5000, 3.0)));
     }
 }
