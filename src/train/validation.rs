@@ -108,7 +108,10 @@ impl Validator {
     /// earlier eligible one.
     pub fn improves(&mut self, update: u64, report: &SequenceReport) -> bool {
         let worst_centroid = report.lbs_centroid_cm_max.unwrap_or(f64::NAN);
-        let next = better(self.best, (update, eligible_c(report.c_mean, worst_centroid)));
+        let next = better(
+            self.best,
+            (update, eligible_c(report.c_mean, worst_centroid)),
+        );
         let improved = next != self.best;
         self.best = next;
         improved
