@@ -7,6 +7,9 @@
 //!
 //! cargo bench --bench physics
 
+#[path = "../src/mesh/shapes.rs"]
+mod shapes;
+
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -14,7 +17,7 @@ use senc::Vec3;
 use senc::body::Body;
 use senc::body::query::BodyQuery;
 use senc::garment::{Garment, GarmentConfig};
-use senc::mesh::shapes::{cloth_sheet, sphere};
+use senc::mesh::TriMesh;
 use senc::motion::Motion;
 use senc::physics::hessian::Projection;
 use senc::physics::solver::reference::FRAME_DT;
@@ -22,6 +25,7 @@ use senc::physics::{
     BodyMotion, Cloth, ClothState, ContactSearch, PhysicsConfig, ReferenceSolver, SolverMethod,
     Step,
 };
+use shapes::{cloth_sheet, sphere};
 
 fn sheet_on_sphere(c: &mut Criterion) {
     let rest = cloth_sheet(40, 0.8, 0.31);

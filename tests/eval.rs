@@ -6,6 +6,9 @@
 mod cli_support;
 mod collide_shapes;
 
+#[path = "../src/mesh/shapes.rs"]
+mod shapes;
+
 use std::process::Command;
 
 use cli_support::{fail, senc, shipped, succeed};
@@ -14,8 +17,9 @@ use senc::Vec3;
 use senc::body::Body;
 use senc::collide::{LoopClosure, LossKind, SelfCollision};
 use senc::garment::Garment;
-use senc::mesh::shapes::{cloth_sheet, sphere};
+use senc::mesh::TriMesh;
 use senc::mesh::write_ply_simple;
+use shapes::{cloth_sheet, sphere};
 
 /// The T-shirt with a patch of its front pushed `depth` metres backwards
 /// through the back (smooth falloff, so the patch stays attached).

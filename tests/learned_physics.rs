@@ -3,6 +3,9 @@
 //! Euler says, and the shipped T-shirt rides on a body that translates at
 //! constant speed.
 
+#[path = "../src/mesh/shapes.rs"]
+mod shapes;
+
 use std::path::Path;
 
 use senc::Vec3;
@@ -10,7 +13,7 @@ use senc::body::Body;
 use senc::eval::plausibility::{FAR_FROM_BODY, centroid, far_from_body_percent};
 use senc::garment::Garment;
 use senc::garment::config::GarmentConfig;
-use senc::mesh::shapes::cloth_sheet;
+use senc::mesh::TriMesh;
 use senc::mesh::write_ply_simple;
 use senc::model::{Integration, ModelConfig, checkpoint};
 use senc::motion::Motion;
@@ -20,6 +23,7 @@ use senc::train::RunConfig;
 use senc::train::config::{MotionWindow, TrainConfig};
 use senc::train::schedule::{LearningRate, RolloutRamp};
 use senc::train::{TrainOptions, checkpoint_dir, train};
+use shapes::cloth_sheet;
 
 /// A 0.4 m sheet of 6 × 6 vertices, 1.5 m beside the body's right and
 /// 1.2 m up: no body contact ever, no pins.

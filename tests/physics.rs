@@ -4,15 +4,18 @@
 
 mod collide_shapes;
 
+#[path = "../src/mesh/shapes.rs"]
+mod shapes;
+
 use nalgebra::{Rotation3, Vector3};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use senc::Vec3;
 use senc::body::query::BodyQuery;
 use senc::mesh::TriMesh;
-use senc::mesh::shapes::{cloth_sheet, sphere};
 use senc::physics::external::sample_acceleration;
 use senc::physics::*;
+use shapes::{cloth_sheet, sphere};
 
 /// A real-size test garment: 20×20 vertices, 1 m², 5.3 cm edges.
 fn sheet() -> TriMesh {

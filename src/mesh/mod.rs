@@ -2,7 +2,8 @@
 
 pub mod obj;
 pub mod ply;
-pub mod shapes;
+#[cfg(test)]
+pub(crate) mod shapes;
 mod topology;
 mod trimesh;
 
@@ -11,6 +12,8 @@ use std::path::Path;
 pub use topology::Topology;
 pub use trimesh::{TriMesh, vertex_normals};
 
+#[cfg(test)]
+use crate::Vec3;
 use crate::{Error, Result};
 
 /// The smallest vertex index a polygon's corners repeat, if any: such a
@@ -50,4 +53,23 @@ pub fn write_ply_simple(path: &Path, mesh: &TriMesh) -> Result<()> {
         &ply::PlyExtras::default(),
         ply::PlyFormat::BinaryLittleEndian,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shapes::{cloth_sheet, sphere};
+
+    #[test]
+    fn sheet_and_sphere_are_outward_and_sized() {
+        let sheet = cloth_sheet(3, 1.0, 0.5);
+        assert_eq!((sheet.num_vertices(), sheet.num_faces()), (9, 8));
+        assert!((0..8).all(|f| sheet.face_normal_scaled(f).y > 0.0));
+        let area: f64 = (0..8).map(|f| sheet.face_area(f)).sum();
+        assert!((area - 1.0).abs() < 1e-12);
+        let ball = sphere(2.0, 2);
+        assert!((0..ball.num_faces()).all(|f| {
+            let [a, b, c] = ball.triangle(f);
+            ball.face_normal_scaled(f).dot(&(a + b + c)) > 0.0
+        }));
+    }
 }

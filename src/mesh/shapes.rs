@@ -1,10 +1,12 @@
-//! Procedural meshes for tests, benchmarks and demos: a cloth sheet and a
-//! sphere "body".
+//! Procedural meshes for tests and benchmarks: a cloth sheet and a sphere
+//! "body". Not part of the library: compiled into its unit tests, and into
+//! integration tests and benches with `#[path = "../src/mesh/shapes.rs"] mod
+//! shapes;`, taking `TriMesh` and `Vec3` from the module that includes it.
+#![allow(dead_code)]
 
 use std::collections::HashMap;
 
-use crate::Vec3;
-use crate::mesh::TriMesh;
+use super::{TriMesh, Vec3};
 
 /// A `size × size` m sheet in the XZ plane at height `y`, centred on the Y
 /// axis, with `n × n` vertices (n ≥ 2) and alternating diagonals; faces
@@ -84,24 +86,5 @@ pub fn sphere(radius: f64, subdivisions: usize) -> TriMesh {
     TriMesh {
         positions: positions.iter().map(|p| p * radius).collect(),
         faces,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sheet_and_sphere_are_outward_and_sized() {
-        let sheet = cloth_sheet(3, 1.0, 0.5);
-        assert_eq!((sheet.num_vertices(), sheet.num_faces()), (9, 8));
-        assert!((0..8).all(|f| sheet.face_normal_scaled(f).y > 0.0));
-        let area: f64 = (0..8).map(|f| sheet.face_area(f)).sum();
-        assert!((area - 1.0).abs() < 1e-12);
-        let ball = sphere(2.0, 2);
-        assert!((0..ball.num_faces()).all(|f| {
-            let [a, b, c] = ball.triangle(f);
-            ball.face_normal_scaled(f).dot(&(a + b + c)) > 0.0
-        }));
     }
 }
