@@ -10,12 +10,13 @@ use rayon::prelude::*;
 use senc::body::{Body, PartMap, Pose};
 use senc::mesh::ply::{PlyExtras, PlyFormat, write_ply};
 use senc::motion::{Motion, write_bvh};
-use senc::posefix::benchmark::{Benchmark, RepairScore, measure, score};
+use senc::posefix::benchmark::{Benchmark, RepairScore, Repaired, measure, score};
 use senc::posefix::config::PosefixConfig;
+use senc::posefix::direct::{DirectOptions, DirectRepair};
 use senc::posefix::field::CollisionField;
 use senc::posefix::fix::{FixOptions, PoseDistance, Solver, fix_verified};
 use senc::posefix::label::{Label, SelfCollisionLabel};
-use senc::posefix::sequence::{fix_motion, motion_measures};
+use senc::posefix::sequence::{fix_motion, fix_motion_direct, motion_measures};
 use senc::posefix::space::{JointLimits, PoseSpace};
 use senc::posefix::train::{
     EpochRecord, FieldProblem, FieldTrainingObserver, field_quality, label_base, train_field,
@@ -112,8 +113,19 @@ struct TrainArgs {
 #[derive(clap::Args, Debug)]
 struct RepairArgs {
     /// The trained field (a `senc posefix train` directory).
+    #[arg(long, required_unless_present = "direct", conflicts_with = "direct")]
+    field: Option<PathBuf>,
+    /// Repair without a field: Gauss–Newton descent on the depth by which
+    /// the colliding parts pass into each other, checked by the exact label
+    /// after every step (`--level`, `--solver` and `--retries` do not apply).
     #[arg(long)]
-    field: PathBuf,
+    direct: bool,
+    /// Direct repair: the clearance past the other part's surface aimed for (m).
+    #[arg(long, default_value_t = 0.003)]
+    clearance: f64,
+    /// Direct repair: steps at most.
+    #[arg(long, default_value_t = 80)]
+    max_steps: usize,
     /// C_l: the field level a repaired pose must reach.
     #[arg(long, default_value_t = 0.0)]
     level: f64,
@@ -410,7 +422,9 @@ fn train(args: TrainArgs) -> senc::Result<()> {
 
 /// What a repair needs, loaded from the arguments.
 struct Repair {
-    field: CollisionField,
+    /// The field; `None` for the direct repair.
+    field: Option<CollisionField>,
+    direct: DirectOptions,
     limits: JointLimits,
     distance: PoseDistance,
     options: FixOptions,
@@ -420,15 +434,29 @@ struct Repair {
 
 impl Repair {
     fn new(args: &RepairArgs, setup: &Setup) -> senc::Result<Repair> {
-        let field = CollisionField::load(&args.field)?;
-        field.check_for(&setup.body, &setup.space)?;
+        let field = match &args.field {
+            Some(dir) if !args.direct => {
+                let field = CollisionField::load(dir)?;
+                field.check_for(&setup.body, &setup.space)?;
+                Some(field)
+            }
+            _ => None,
+        };
         if !(args.level.is_finite() && args.retry_step.is_finite() && args.retry_step > 0.0) {
             return Err(senc::Error::invalid(
                 "--level must be finite and --retry-step > 0",
             ));
         }
+        if !(args.clearance.is_finite() && args.clearance >= 0.0) {
+            return Err(senc::Error::invalid("--clearance must be ≥ 0"));
+        }
         Ok(Repair {
             field,
+            direct: DirectOptions {
+                clearance: args.clearance,
+                max_iterations: args.max_steps,
+                ..Default::default()
+            },
             limits: JointLimits::read_or_shipped(
                 args.limits.as_deref(),
                 &setup.body,
@@ -448,6 +476,14 @@ impl Repair {
             step: args.retry_step,
         })
     }
+
+    /// The method's name in reports.
+    fn method(&self, args: &RepairArgs) -> String {
+        match &args.field {
+            Some(dir) if self.field.is_some() => dir.display().to_string(),
+            _ => "none (direct descent on the penetration depth)".to_string(),
+        }
+    }
 }
 
 #[derive(serde::Serialize)]
@@ -457,15 +493,18 @@ struct EvalReport {
     level: f64,
     solver: String,
     retries: usize,
-    /// The field on the benchmark poses (all colliding): share with g < 0.
-    field_recall: f64,
+    /// The field on the benchmark poses (all colliding): share with g < 0
+    /// (none for the direct repair).
+    field_recall: Option<f64>,
     /// ‖∇g‖ at the benchmark poses, p5/p50/p95.
-    gradient_norm: [f64; 3],
-    /// Mean solver evaluations per pose.
+    gradient_norm: Option<[f64; 3]>,
+    /// Mean solver evaluations (field) or steps (direct) per pose.
     evaluations: f64,
     /// Mean attempts per pose.
     attempts: f64,
     repair: RepairScore,
+    /// Every pose, in benchmark order.
+    per_pose: Vec<Repaired>,
 }
 
 fn eval(args: EvalArgs) -> senc::Result<()> {
@@ -491,47 +530,72 @@ fn eval(args: EvalArgs) -> senc::Result<()> {
             .map(|p| setup.space.encode(p))
             .collect::<senc::Result<Vec<_>>>()?,
     };
-    let quality = field_quality(&repair.field, &inputs);
+    let quality = repair
+        .field
+        .as_ref()
+        .map(|field| field_quality(field, &inputs));
+    let direct = DirectRepair::new(
+        &setup.body,
+        &label,
+        &setup.space,
+        &repair.distance,
+        &repair.limits,
+    )?;
     let progress = bar(poses.len(), "poses", "repairing");
+    // Per pose: the measures, solver evaluations (steps), attempts.
     let results = poses
         .par_iter()
         .zip(&inputs.thetas)
         .map(|(pose, theta0)| {
             let clock = Instant::now();
-            let (fixed, after) = fix_verified(
-                &repair.field,
-                &setup.space,
-                &repair.distance,
-                &repair.limits,
-                &label,
-                theta0,
-                pose,
-                &repair.options,
-                repair.retries,
-                repair.step,
-            )?;
+            let (after, evaluations, attempts) = match &repair.field {
+                Some(field) => {
+                    let (fixed, after) = fix_verified(
+                        field,
+                        &setup.space,
+                        &repair.distance,
+                        &repair.limits,
+                        &label,
+                        theta0,
+                        pose,
+                        &repair.options,
+                        repair.retries,
+                        repair.step,
+                    )?;
+                    (after, fixed.fixed.evaluations, fixed.attempts)
+                }
+                None => {
+                    let fixed = direct.repair(pose, &repair.direct)?;
+                    (fixed.pose, fixed.iterations, 1)
+                }
+            };
             let ms = 1e3 * clock.elapsed().as_secs_f64();
             progress.inc(1);
-            Ok((measure(&setup.body, &label, pose, &after, ms)?, fixed))
+            Ok((
+                measure(&setup.body, &label, pose, &after, ms)?,
+                evaluations,
+                attempts,
+            ))
         })
         .collect::<senc::Result<Vec<_>>>()?;
     progress.finish_and_clear();
     let n = results.len().max(1) as f64;
     let report = EvalReport {
         benchmark: name,
-        field: args.repair.field.display().to_string(),
+        field: repair.method(&args.repair),
         level: args.repair.level,
-        solver: format!("{:?}", args.repair.solver),
+        solver: if repair.field.is_some() {
+            format!("{:?}", args.repair.solver)
+        } else {
+            "Direct".to_string()
+        },
         retries: args.repair.retries,
-        field_recall: quality.colliding_recall,
-        gradient_norm: quality.gradient_norm,
-        evaluations: results
-            .iter()
-            .map(|(_, f)| f.fixed.evaluations as f64)
-            .sum::<f64>()
-            / n,
-        attempts: results.iter().map(|(_, f)| f.attempts as f64).sum::<f64>() / n,
-        repair: score(&results.iter().map(|(r, _)| r.clone()).collect::<Vec<_>>()),
+        field_recall: quality.as_ref().map(|q| q.colliding_recall),
+        gradient_norm: quality.as_ref().map(|q| q.gradient_norm),
+        evaluations: results.iter().map(|r| r.1 as f64).sum::<f64>() / n,
+        attempts: results.iter().map(|r| r.2 as f64).sum::<f64>() / n,
+        repair: score(&results.iter().map(|r| r.0.clone()).collect::<Vec<_>>()),
+        per_pose: results.iter().map(|r| r.0.clone()).collect(),
     };
     if args.json {
         println!(
@@ -541,28 +605,35 @@ fn eval(args: EvalArgs) -> senc::Result<()> {
         return Ok(());
     }
     let r = &report.repair;
-    println!(
-        "{} poses; field: g < 0 at {:.3} of them, ‖∇g‖ p5/p50/p95 {:.2}/{:.2}/{:.2}",
-        r.poses,
-        report.field_recall,
-        report.gradient_norm[0],
-        report.gradient_norm[1],
-        report.gradient_norm[2]
-    );
-    println!(
-        "done: SCC {:.3}  PDR {:.3}  MVD {:.4} m  median {:.1} ms  p95 {:.1} ms per pose \
-         ({:?}, C_l {}, {} retries; {:.1} field evaluations, {:.2} attempts per pose)",
-        r.scc,
-        r.pdr,
-        r.mvd,
-        r.median_ms,
-        r.p95_ms,
-        args.repair.solver,
-        args.repair.level,
-        args.repair.retries,
-        report.evaluations,
-        report.attempts
-    );
+    match (report.field_recall, report.gradient_norm) {
+        (Some(recall), Some(norm)) => println!(
+            "{} poses; field: g < 0 at {recall:.3} of them, ‖∇g‖ p5/p50/p95 {:.2}/{:.2}/{:.2}",
+            r.poses, norm[0], norm[1], norm[2]
+        ),
+        _ => println!("{} poses; no field (direct descent)", r.poses),
+    }
+    if repair.field.is_some() {
+        println!(
+            "done: SCC {:.3}  PDR {:.3}  MVD {:.4} m  median {:.1} ms  p95 {:.1} ms per pose \
+             ({:?}, C_l {}, {} retries; {:.1} field evaluations, {:.2} attempts per pose)",
+            r.scc,
+            r.pdr,
+            r.mvd,
+            r.median_ms,
+            r.p95_ms,
+            args.repair.solver,
+            args.repair.level,
+            args.repair.retries,
+            report.evaluations,
+            report.attempts
+        );
+    } else {
+        println!(
+            "done: SCC {:.3}  PDR {:.3}  MVD {:.4} m  median {:.1} ms  p95 {:.1} ms per pose \
+             (direct, clearance {} m; {:.1} steps per pose)",
+            r.scc, r.pdr, r.mvd, r.median_ms, r.p95_ms, args.repair.clearance, report.evaluations
+        );
+    }
     Ok(())
 }
 
@@ -576,34 +647,62 @@ fn fix(args: FixArgs) -> senc::Result<()> {
     let label = setup.label()?;
     let progress = bar(motion.len(), "frames", "repairing");
     let clock = Instant::now();
-    let fixed = fix_motion(
-        &repair.field,
-        &setup.space,
-        &repair.distance,
-        &repair.limits,
-        &label,
-        &motion.frames,
-        &repair.options,
-        args.temporal,
-        repair.retries,
-        repair.step,
-        &|done, _| progress.set_position(done as u64),
-    )?;
+    let report = |done: usize, _: usize| progress.set_position(done as u64);
+    // Per frame: the pose after, whether the input and the output collide.
+    let fixed: Vec<(Pose, bool, bool)> = match &repair.field {
+        Some(field) => fix_motion(
+            field,
+            &setup.space,
+            &repair.distance,
+            &repair.limits,
+            &label,
+            &motion.frames,
+            &repair.options,
+            args.temporal,
+            repair.retries,
+            repair.step,
+            &report,
+        )?
+        .into_iter()
+        .map(|f| (f.pose, f.collided, f.collides))
+        .collect(),
+        None => {
+            let direct = DirectRepair::new(
+                &setup.body,
+                &label,
+                &setup.space,
+                &repair.distance,
+                &repair.limits,
+            )?;
+            fix_motion_direct(
+                &direct,
+                &setup.space,
+                &label,
+                &motion.frames,
+                &repair.direct,
+                args.temporal,
+                &report,
+            )?
+            .into_iter()
+            .map(|f| (f.pose, f.collided, f.collides))
+            .collect()
+        }
+    };
     progress.finish_and_clear();
     let seconds = clock.elapsed().as_secs_f64();
     std::fs::create_dir_all(&args.out).map_err(|e| senc::Error::io(&args.out, e))?;
-    let after: Vec<Pose> = fixed.iter().map(|f| f.pose.clone()).collect();
+    let after: Vec<Pose> = fixed.iter().map(|f| f.0.clone()).collect();
     write_bvh(
         &args.out.join("fixed.bvh"),
         &setup.body.skeleton,
         &after,
         Motion::FPS,
     )?;
-    for (i, f) in fixed.iter().enumerate() {
-        if f.collided || f.collides {
+    for (i, (pose, collided, collides)) in fixed.iter().enumerate() {
+        if *collided || *collides {
             let frame = frames.start + i;
             let before = label.label(&motion.frames[i], false)?;
-            let now = label.label(&f.pose, false)?;
+            let now = label.label(pose, false)?;
             colored_body(
                 &setup.body,
                 &motion.frames[i],
@@ -612,11 +711,11 @@ fn fix(args: FixArgs) -> senc::Result<()> {
             )?;
             colored_body(
                 &setup.body,
-                &f.pose,
+                pose,
                 &now,
                 &args.out.join(format!("after_{frame:05}.ply")),
             )?;
-            if f.collides {
+            if *collides {
                 println!("frame {frame}: still collides: {}", pairs_text(&now));
             }
         }
@@ -628,8 +727,8 @@ fn fix(args: FixArgs) -> senc::Result<()> {
     let (jitter_in, skate_in) =
         motion_measures(&setup.body.skeleton, &motion.frames, Motion::FPS, &feet);
     let (jitter_out, skate_out) = motion_measures(&setup.body.skeleton, &after, Motion::FPS, &feet);
-    let before = fixed.iter().filter(|f| f.collided).count();
-    let still = fixed.iter().filter(|f| f.collides).count();
+    let before = fixed.iter().filter(|f| f.1).count();
+    let still = fixed.iter().filter(|f| f.2).count();
     println!(
         "jitter {jitter_in:.3} -> {jitter_out:.3} m/s²; foot skating {:.1} % -> {:.1} % of frames",
         100.0 * skate_in,

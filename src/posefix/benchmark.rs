@@ -205,7 +205,7 @@ pub struct RepairScore {
 }
 
 /// One repaired pose, for [`score`].
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Repaired {
     /// Intersection-curve length before (m).
     pub before: f64,

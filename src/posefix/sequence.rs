@@ -16,6 +16,7 @@
 //!   of its lowest height in the clip (in contact) moves horizontally
 //!   faster than 0.2 m/s.
 
+use super::direct::{DirectOptions, DirectRepair};
 use super::field::CollisionField;
 use super::fix::{FixOptions, Fixed, PoseDistance, fix_verified};
 use super::label::SelfCollisionLabel;
@@ -54,8 +55,81 @@ pub fn fix_motion(
     step: f64,
     progress: &dyn Fn(usize, usize),
 ) -> Result<Vec<FrameFix>> {
+    carry_corrections(space, frames, temporal, progress, |centre, frame| {
+        let collided = label.label(frame, true)?.collides();
+        let (verified, pose) = fix_verified(
+            field, space, distance, limits, label, centre, frame, options, retries, step,
+        )?;
+        let collides = match verified.free {
+            Some(free) => !free,
+            None => label.label(&pose, true)?.collides(),
+        };
+        Ok((
+            verified.fixed.theta.clone(),
+            FrameFix {
+                pose,
+                fixed: verified.fixed,
+                collided,
+                collides,
+                level: verified.level,
+            },
+        ))
+    })
+}
+
+/// One frame's repair without a field.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DirectFrameFix {
+    /// The pose after.
+    pub pose: Pose,
+    /// Descent steps taken.
+    pub steps: usize,
+    /// Whether the input frame collides (exact label).
+    pub collided: bool,
+    /// Whether the output frame collides (exact label).
+    pub collides: bool,
+}
+
+/// Fixes every frame of `frames` by the direct descent ([`DirectRepair`]),
+/// each started from its carried centre (λ = `temporal`), so a correction
+/// fades out after a collision as in [`fix_motion`].
+pub fn fix_motion_direct(
+    repair: &DirectRepair,
+    space: &PoseSpace,
+    label: &SelfCollisionLabel,
+    frames: &[Pose],
+    options: &DirectOptions,
+    temporal: f64,
+    progress: &dyn Fn(usize, usize),
+) -> Result<Vec<DirectFrameFix>> {
+    carry_corrections(space, frames, temporal, progress, |centre, frame| {
+        let collided = label.label(frame, true)?.collides();
+        let start = space.decode(centre, frame)?;
+        let fixed = repair.repair(&start, options)?;
+        Ok((
+            fixed.theta,
+            DirectFrameFix {
+                pose: fixed.pose,
+                steps: fixed.iterations,
+                collided,
+                collides: !fixed.free,
+            },
+        ))
+    })
+}
+
+/// Frames in time order: frame t is fixed by `fix_frame(c_t, frame)`,
+/// which returns θ*ₜ and what to keep, from the centre
+/// c_t = θ₀ₜ + a (θ*ₜ₋₁ − θ₀ₜ₋₁), a = λ/(1 + λ).
+fn carry_corrections<T>(
+    space: &PoseSpace,
+    frames: &[Pose],
+    temporal: f64,
+    progress: &dyn Fn(usize, usize),
+    mut fix_frame: impl FnMut(&[f64], &Pose) -> Result<(Vec<f64>, T)>,
+) -> Result<Vec<T>> {
     let carry = temporal / (1.0 + temporal);
-    let mut out: Vec<FrameFix> = Vec::with_capacity(frames.len());
+    let mut out: Vec<T> = Vec::with_capacity(frames.len());
     let mut previous: Option<(Vec<f64>, Vec<f64>)> = None; // (θ₀, θ*)
     for (t, frame) in frames.iter().enumerate() {
         let theta0 = space.encode(frame)?;
@@ -67,22 +141,9 @@ pub fn fix_motion(
                 .collect(),
             None => theta0.clone(),
         };
-        let collided = label.label(frame, true)?.collides();
-        let (verified, pose) = fix_verified(
-            field, space, distance, limits, label, &centre, frame, options, retries, step,
-        )?;
-        let collides = match verified.free {
-            Some(free) => !free,
-            None => label.label(&pose, true)?.collides(),
-        };
-        previous = Some((theta0, verified.fixed.theta.clone()));
-        out.push(FrameFix {
-            pose,
-            fixed: verified.fixed,
-            collided,
-            collides,
-            level: verified.level,
-        });
+        let (theta, kept) = fix_frame(&centre, frame)?;
+        previous = Some((theta0, theta));
+        out.push(kept);
         progress(t + 1, frames.len());
     }
     Ok(out)
