@@ -199,17 +199,15 @@ impl<'a> DirectRepair<'a> {
         let (lower, upper) = self.limits.bounds();
         let mut theta = theta0.clone();
         let mut current = pose.clone();
-        let mut labels = 0;
         let mut memory = BTreeMap::new();
         for iteration in 0..=options.max_iterations {
             let found = self.label.label(&current, false)?;
-            labels += 1;
             if !found.collides() || iteration == options.max_iterations {
                 return Ok(DirectFix {
                     theta,
                     pose: current,
                     iterations: iteration,
-                    labels,
+                    labels: iteration + 1,
                     free: !found.collides(),
                 });
             }
@@ -222,7 +220,7 @@ impl<'a> DirectRepair<'a> {
                     theta,
                     pose: current,
                     iterations: iteration,
-                    labels,
+                    labels: iteration + 1,
                     free: false,
                 });
             }
@@ -278,7 +276,7 @@ impl<'a> DirectRepair<'a> {
         }
         // Penetrating vertices: (vertex, its closest point's face corners
         // and weights, the direction in which d grows, d).
-        let mut contacts: Vec<(usize, [usize; 3], [f64; 3], Vec3, f64)> = Vec::new();
+        let mut contacts: Vec<Contact> = Vec::new();
         let mut seen_by_pair: BTreeMap<(usize, usize), BTreeMap<usize, bool>> = BTreeMap::new();
         for (&(a, b), colliding) in &pair_faces {
             let query = &queries[&b];
@@ -448,14 +446,13 @@ fn check_options(options: &DirectOptions) -> Result<()> {
     }
 }
 
-/// A penetrating vertex: its closest point's corners and weights, the unit
-/// direction in which its signed distance grows, and the distance.
-fn contact(
-    query: &BodyQuery,
-    v: usize,
-    p: &Vec3,
-    c: &ClosestPoint,
-) -> (usize, [usize; 3], [f64; 3], Vec3, f64) {
+/// A penetrating vertex: the vertex, its closest point's face corners and
+/// weights on the other part, the unit direction in which its signed
+/// distance grows, and the distance.
+type Contact = (usize, [usize; 3], [f64; 3], Vec3, f64);
+
+/// The [`Contact`] of vertex `v` at `p` with closest point `c`.
+fn contact(query: &BodyQuery, v: usize, p: &Vec3, c: &ClosestPoint) -> Contact {
     let offset = p - c.point;
     let sign = c.signed_distance.signum();
     let normal = if offset.norm() > 1e-12 {
