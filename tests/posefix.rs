@@ -219,3 +219,60 @@ fn train_resume_eval_and_fix() {
     let err = String::from_utf8_lossy(&missing.stderr);
     assert!(err.contains("field.ron"), "{err}");
 }
+
+/// The direct repair needs no field: `eval --direct` frees the first
+/// benchmark poses with the exact label and moves the body little;
+/// `fix --direct` leaves no colliding frame in a colliding stretch of
+/// 01_03; `--direct` with `--field` is refused.
+#[test]
+fn direct_repair_frees_benchmark_poses_and_motions() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut benchmark = Benchmark::cmu_01_03().unwrap();
+    benchmark.entries.truncate(3);
+    let bench_path = d.join("bench.ron");
+    std::fs::write(&bench_path, ron::to_string(&benchmark).unwrap()).unwrap();
+    let json = ok(&senc(&[
+        "posefix",
+        "eval",
+        "--direct",
+        "--benchmark",
+        bench_path.to_str().unwrap(),
+        "--json",
+    ]));
+    let report: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(report["repair"]["poses"], 3);
+    assert_eq!(report["repair"]["scc"].as_f64().unwrap(), 1.0, "{json}");
+    assert!(report["repair"]["mvd"].as_f64().unwrap() < 0.03, "{json}");
+    assert!(report["field_recall"].is_null());
+    assert_eq!(report["per_pose"].as_array().unwrap().len(), 3);
+
+    let fixed = d.join("fixed");
+    let out = ok(&senc(&[
+        "posefix",
+        "fix",
+        "--direct",
+        "--motion",
+        "01_03",
+        "--frames",
+        "378:391",
+        "--out",
+        fixed.to_str().unwrap(),
+    ]));
+    assert!(out.contains("-> 0 colliding frames of 13"), "{out}");
+    assert!(
+        !out.contains(" 0 -> 0 colliding"),
+        "the stretch must collide: {out}"
+    );
+    let back = Motion::load(&fixed.join("fixed.bvh"), &Body::makehuman().unwrap()).unwrap();
+    assert_eq!(back.len(), 13);
+
+    let both = senc(&[
+        "posefix",
+        "eval",
+        "--direct",
+        "--field",
+        d.to_str().unwrap(),
+    ]);
+    assert!(!both.status.success());
+}

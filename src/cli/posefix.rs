@@ -177,6 +177,14 @@ struct FixArgs {
     /// carries over (0: frames fixed independently).
     #[arg(long, default_value_t = 2.0)]
     temporal: f64,
+    /// Direct repair: σ (frames) of the Gaussian that smooths the
+    /// corrections over time between passes (0: no smoothing).
+    #[arg(long, default_value_t = 1.0)]
+    smooth: f64,
+    /// Direct repair: smoothing passes, each followed by a repair of the
+    /// frames the smoothing left colliding.
+    #[arg(long, default_value_t = 3)]
+    passes: usize,
     /// Output directory: fixed.bvh (+ fixed.ron), before_/after_NNNNN.ply.
     #[arg(long)]
     out: PathBuf,
@@ -641,11 +649,19 @@ fn fix(args: FixArgs) -> senc::Result<()> {
     if !(args.temporal.is_finite() && args.temporal >= 0.0) {
         return Err(senc::Error::invalid("--temporal must be ≥ 0"));
     }
+    if !(args.smooth.is_finite() && args.smooth >= 0.0) {
+        return Err(senc::Error::invalid("--smooth must be ≥ 0"));
+    }
     let setup = Setup::new()?;
     let repair = Repair::new(&args.repair, &setup)?;
     let (motion, frames) = args.motion.load_selected(&setup.body)?;
     let label = setup.label()?;
-    let progress = bar(motion.len(), "frames", "repairing");
+    let steps = if args.repair.direct && args.smooth > 0.0 {
+        motion.len() * (1 + args.passes)
+    } else {
+        motion.len()
+    };
+    let progress = bar(steps, "frames", "repairing");
     let clock = Instant::now();
     let report = |done: usize, _: usize| progress.set_position(done as u64);
     // Per frame: the pose after, whether the input and the output collide.
@@ -681,6 +697,8 @@ fn fix(args: FixArgs) -> senc::Result<()> {
                 &motion.frames,
                 &repair.direct,
                 args.temporal,
+                args.smooth,
+                args.passes,
                 &report,
             )?
             .into_iter()

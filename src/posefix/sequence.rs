@@ -16,6 +16,8 @@
 //!   of its lowest height in the clip (in contact) moves horizontally
 //!   faster than 0.2 m/s.
 
+use rayon::prelude::*;
+
 use super::direct::{DirectOptions, DirectRepair};
 use super::field::CollisionField;
 use super::fix::{FixOptions, Fixed, PoseDistance, fix_verified};
@@ -92,7 +94,15 @@ pub struct DirectFrameFix {
 
 /// Fixes every frame of `frames` by the direct descent ([`DirectRepair`]),
 /// each started from its carried centre (λ = `temporal`), so a correction
-/// fades out after a collision as in [`fix_motion`].
+/// fades out after a collision as in [`fix_motion`]. Then, `passes` times:
+/// the corrections δₜ = θ*ₜ − θ₀ₜ are spread to the frames within 2σ
+/// (the largest nearby one, [`dilate`]) and smoothed over time with a
+/// Gaussian of `sigma` frames (a correction now also fades *in* before a
+/// collision, and no frame jumps to its correction in one step), every frame restarts from
+/// θ₀ₜ + δ̃ₜ and is repaired again where the smoothing let it collide. The
+/// last word on every frame is the repair's, so no frame is left colliding
+/// that the descent could free.
+#[allow(clippy::too_many_arguments)]
 pub fn fix_motion_direct(
     repair: &DirectRepair,
     space: &PoseSpace,
@@ -100,22 +110,119 @@ pub fn fix_motion_direct(
     frames: &[Pose],
     options: &DirectOptions,
     temporal: f64,
-    progress: &dyn Fn(usize, usize),
+    sigma: f64,
+    passes: usize,
+    progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<Vec<DirectFrameFix>> {
-    carry_corrections(space, frames, temporal, progress, |centre, frame| {
-        let collided = label.label(frame, true)?.collides();
-        let start = space.decode(centre, frame)?;
-        let fixed = repair.repair(&start, options)?;
-        Ok((
-            fixed.theta,
-            DirectFrameFix {
-                pose: fixed.pose,
-                steps: fixed.iterations,
-                collided,
-                collides: !fixed.free,
-            },
-        ))
-    })
+    let total = frames.len() * (1 + passes);
+    let mut fixed = carry_corrections(
+        space,
+        frames,
+        temporal,
+        &|done, _| progress(done, total),
+        |centre, frame| {
+            let collided = label.label(frame, true)?.collides();
+            let start = space.decode(centre, frame)?;
+            let fixed = repair.repair(&start, options)?;
+            Ok((
+                fixed.theta,
+                DirectFrameFix {
+                    pose: fixed.pose,
+                    steps: fixed.iterations,
+                    collided,
+                    collides: !fixed.free,
+                },
+            ))
+        },
+    )?;
+    if sigma <= 0.0 || frames.len() < 2 {
+        return Ok(fixed);
+    }
+    let theta0: Vec<Vec<f64>> = frames
+        .iter()
+        .map(|f| space.encode(f))
+        .collect::<Result<_>>()?;
+    for pass in 0..passes {
+        let corrections: Vec<Vec<f64>> = fixed
+            .iter()
+            .zip(&theta0)
+            .map(|(f, t0)| {
+                let t = space.encode(&f.pose)?;
+                Ok(t.iter().zip(t0).map(|(a, b)| a - b).collect())
+            })
+            .collect::<Result<_>>()?;
+        let smoothed = gaussian_smooth(&dilate(&corrections, (2.0 * sigma).ceil() as usize), sigma);
+        let done = std::sync::atomic::AtomicUsize::new(0);
+        let again = frames
+            .par_iter()
+            .zip(&theta0)
+            .zip(&smoothed)
+            .zip(&fixed)
+            .map(|(((frame, t0), delta), before)| {
+                let moved: Vec<f64> = t0.iter().zip(delta).map(|(a, d)| a + d).collect();
+                let theta = space.project(&moved).ok_or_else(|| {
+                    crate::Error::invalid("motion repair: smoothing reached a degenerate rotation")
+                })?;
+                let start = space.decode(&theta, frame)?;
+                let result = repair.repair(&start, options)?;
+                let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+                progress(frames.len() * (1 + pass) + n, total);
+                Ok(DirectFrameFix {
+                    pose: result.pose,
+                    steps: before.steps + result.iterations,
+                    collided: before.collided,
+                    collides: !result.free,
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        fixed = again;
+    }
+    Ok(fixed)
+}
+
+/// Per frame, the largest (by norm) of the vectors within `radius` frames:
+/// a correction spreads to its neighbours before smoothing, so smoothing
+/// does not lower it at the frames that needed it.
+pub fn dilate(values: &[Vec<f64>], radius: usize) -> Vec<Vec<f64>> {
+    let norm = |v: &Vec<f64>| v.iter().map(|x| x * x).sum::<f64>();
+    (0..values.len())
+        .map(|t| {
+            let window = t.saturating_sub(radius)..(t + radius + 1).min(values.len());
+            values[window]
+                .iter()
+                .max_by(|a, b| norm(a).total_cmp(&norm(b)))
+                .cloned()
+                .unwrap_or_default()
+        })
+        .collect()
+}
+
+/// Each component of `values` (one vector per frame) convolved over time
+/// with a Gaussian of standard deviation `sigma` frames, truncated at 3σ
+/// and renormalised at the ends of the clip.
+pub fn gaussian_smooth(values: &[Vec<f64>], sigma: f64) -> Vec<Vec<f64>> {
+    let radius = (3.0 * sigma).ceil() as isize;
+    let kernel: Vec<f64> = (-radius..=radius)
+        .map(|k| (-(k * k) as f64 / (2.0 * sigma * sigma)).exp())
+        .collect();
+    let n = values.len() as isize;
+    (0..n)
+        .map(|t| {
+            let mut sum = vec![0.0; values[t as usize].len()];
+            let mut weight = 0.0;
+            for (i, k) in (-radius..=radius).enumerate() {
+                let s = t + k;
+                if s < 0 || s >= n {
+                    continue;
+                }
+                weight += kernel[i];
+                for (acc, v) in sum.iter_mut().zip(&values[s as usize]) {
+                    *acc += kernel[i] * v;
+                }
+            }
+            sum.iter().map(|v| v / weight).collect()
+        })
+        .collect()
 }
 
 /// Frames in time order: frame t is fixed by `fix_frame(c_t, frame)`,
@@ -192,4 +299,33 @@ pub fn motion_measures(
         jitter / count.max(1) as f64,
         skating as f64 / positions.len().saturating_sub(1).max(1) as f64,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn smoothing_keeps_constants_and_spreads_a_spike_without_losing_it() {
+        let constant = vec![vec![0.3, -1.0]; 9];
+        for row in gaussian_smooth(&constant, 1.5) {
+            assert!((row[0] - 0.3).abs() < 1e-12 && (row[1] + 1.0).abs() < 1e-12);
+        }
+        let mut spike = vec![vec![0.0]; 21];
+        spike[10][0] = 1.0;
+        let smooth = gaussian_smooth(&spike, 1.0);
+        let total: f64 = smooth.iter().map(|r| r[0]).sum();
+        assert!((total - 1.0).abs() < 1e-9, "{total}");
+        assert!(smooth[10][0] < 1.0 && smooth[9][0] > 0.0 && smooth[9][0] == smooth[11][0]);
+        // Dilation first: the frame that needed the correction keeps it.
+        let dilated = dilate(&spike, 2);
+        assert_eq!(dilated[8][0], 1.0);
+        assert_eq!(dilated[12][0], 1.0);
+        assert_eq!(dilated[13][0], 0.0);
+        let both = gaussian_smooth(&dilate(&spike, 2), 1.0);
+        assert!(both[10][0] > 0.99, "{}", both[10][0]);
+        // The largest by norm wins, whole.
+        let mixed = vec![vec![0.5, 0.0], vec![0.0, -0.9], vec![0.1, 0.1]];
+        assert_eq!(dilate(&mixed, 1)[0], vec![0.0, -0.9]);
+    }
 }
