@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The pose-repair table of docs/RESULTS.md ("Pose repair"): every method on
-# the benchmark (data/posefix/benchmark_01_03.ron), one markdown row each.
+# the benchmark (data/posefix/benchmark_01_03.ron), one markdown row each;
+# the direct repair first (no field needed).
 # Needs the fields trained by
 #   senc posefix train --config configs/posefix.ron --out runs/posefix
 # and, for the ablations (30 epochs each, the method included):
@@ -28,6 +29,22 @@ print(f"| {name} | {field} | {r['level']} | {p['scc']:.3f} | {p['pdr']:.3f} | {p
       f"| {g[0]:.2f}/{g[1]:.2f}/{g[2]:.2f} |")
 PY
 }
+direct() {
+  local name=$1
+  shift
+  "$senc" posefix eval --direct "$@" --json >"$tmp"
+  python3 - "$name" "$tmp" <<'PY'
+import json, sys
+name, path = sys.argv[1:3]
+r = json.load(open(path))
+p = r["repair"]
+print(f"| {name} | none | – | {p['scc']:.3f} | {p['pdr']:.3f} | {p['mvd']:.4f} "
+      f"| {p['median_ms']:.1f} | {p['p95_ms']:.1f} | – | – |")
+PY
+}
+direct "direct descent on the penetration depth, ≤ 80 steps"
+direct "direct descent, ≤ 30 steps" --max-steps 30
+direct "direct descent, unweighted distance" --unweighted
 row "projection, one shot" posefix
 for level in 0.02 0.05 0.1; do
   row "projection, one shot" posefix --level "$level"

@@ -747,6 +747,23 @@ fn fix(args: FixArgs) -> senc::Result<()> {
     let (jitter_out, skate_out) = motion_measures(&setup.body.skeleton, &after, Motion::FPS, &feet);
     let before = fixed.iter().filter(|f| f.1).count();
     let still = fixed.iter().filter(|f| f.2).count();
+    // Mean vertex displacement of the frames the repair changed.
+    let moved: Vec<f64> = motion
+        .frames
+        .iter()
+        .zip(&after)
+        .filter(|(a, b)| a != b)
+        .map(|(a, b)| {
+            let (x, y) = (setup.body.posed_vertices(a), setup.body.posed_vertices(b));
+            x.iter().zip(&y).map(|(p, q)| (p - q).norm()).sum::<f64>() / x.len().max(1) as f64
+        })
+        .collect();
+    println!(
+        "{} frames changed, mean vertex displacement {:.4} m (largest frame {:.4} m)",
+        moved.len(),
+        moved.iter().sum::<f64>() / moved.len().max(1) as f64,
+        moved.iter().copied().fold(0.0, f64::max)
+    );
     println!(
         "jitter {jitter_in:.3} -> {jitter_out:.3} m/s²; foot skating {:.1} % -> {:.1} % of frames",
         100.0 * skate_in,

@@ -122,7 +122,7 @@ pub fn fix_motion_direct(
         &|done, _| progress(done, total),
         |centre, frame| {
             let collided = label.label(frame, true)?.collides();
-            let start = space.decode(centre, frame)?;
+            let start = start_pose(space, centre, frame)?;
             let fixed = repair.repair(&start, options)?;
             Ok((
                 fixed.theta,
@@ -160,10 +160,7 @@ pub fn fix_motion_direct(
             .zip(&fixed)
             .map(|(((frame, t0), delta), before)| {
                 let moved: Vec<f64> = t0.iter().zip(delta).map(|(a, d)| a + d).collect();
-                let theta = space.project(&moved).ok_or_else(|| {
-                    crate::Error::invalid("motion repair: smoothing reached a degenerate rotation")
-                })?;
-                let start = space.decode(&theta, frame)?;
+                let start = start_pose(space, &moved, frame)?;
                 let result = repair.repair(&start, options)?;
                 let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
                 progress(frames.len() * (1 + pass) + n, total);
@@ -178,6 +175,18 @@ pub fn fix_motion_direct(
         fixed = again;
     }
     Ok(fixed)
+}
+
+/// The pose at θ (projected onto the rotations) with the rest of `frame`;
+/// `frame` itself, bit for bit, when θ is its own.
+fn start_pose(space: &PoseSpace, theta: &[f64], frame: &Pose) -> Result<Pose> {
+    if space.encode(frame)? == theta {
+        return Ok(frame.clone());
+    }
+    let theta = space.project(theta).ok_or_else(|| {
+        crate::Error::invalid("motion repair: a correction reached a degenerate rotation")
+    })?;
+    space.decode(&theta, frame)
 }
 
 /// Per frame, the largest (by norm) of the vectors within `radius` frames:
