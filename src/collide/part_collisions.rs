@@ -26,12 +26,41 @@ pub fn part_collisions<F>(
 where
     F: Fn(usize, usize) -> bool + Sync,
 {
+    part_collisions_refitted(
+        positions,
+        faces,
+        face_part,
+        may_collide,
+        first_only,
+        &mut None,
+    )
+}
+
+/// [`part_collisions`] with the broad-phase tree kept in `tree`: built
+/// there when it is `None`, otherwise refitted to `positions` (same faces).
+/// The answer is the same; for a sequence of nearby states of one mesh
+/// (the steps of a pose repair) refitting is cheaper than building.
+pub fn part_collisions_refitted<F>(
+    positions: &[Vec3],
+    faces: &[[usize; 3]],
+    face_part: &[usize],
+    may_collide: F,
+    first_only: bool,
+    tree: &mut Option<Bvh>,
+) -> Vec<[u32; 2]>
+where
+    F: Fn(usize, usize) -> bool + Sync,
+{
     assert_eq!(faces.len(), face_part.len(), "one part per face");
-    let boxes: Vec<Aabb> = faces
-        .iter()
-        .map(|f| Aabb::of_triangle(&positions[f[0]], &positions[f[1]], &positions[f[2]]))
-        .collect();
-    let tree = Bvh::build(&boxes);
+    let box_of =
+        |f: &[usize; 3]| Aabb::of_triangle(&positions[f[0]], &positions[f[1]], &positions[f[2]]);
+    let tree: &Bvh = match tree {
+        Some(tree) => {
+            tree.refit_with(|f| box_of(&faces[f as usize]));
+            tree
+        }
+        None => tree.insert(Bvh::build(&faces.iter().map(box_of).collect::<Vec<_>>())),
+    };
     let order = tree.order();
     let found = AtomicBool::new(false);
     let triangle = |f: usize| faces[f].map(|v| positions[v]);
@@ -113,5 +142,31 @@ mod tests {
         let first = part_collisions(&positions, &faces, &face_part, |_, _| true, true);
         assert_eq!(first.len(), 1);
         assert!(brute.contains(&first[0]));
+
+        // A tree built for these positions and refitted to moved ones finds
+        // what a fresh search finds there: the third sphere moved onto the
+        // second, the first moved off.
+        let mut tree = None;
+        let again = part_collisions_refitted(
+            &positions,
+            &faces,
+            &face_part,
+            |_, _| true,
+            false,
+            &mut tree,
+        );
+        assert_eq!(again, brute);
+        let mut moved = positions.clone();
+        for p in &mut moved[..n] {
+            *p -= Vec3::new(2.0, 0.0, 0.0);
+        }
+        for p in &mut moved[2 * n..] {
+            *p -= Vec3::new(4.5, 0.2, 0.0);
+        }
+        let fresh = part_collisions(&moved, &faces, &face_part, |_, _| true, false);
+        let refitted =
+            part_collisions_refitted(&moved, &faces, &face_part, |_, _| true, false, &mut tree);
+        assert!(!fresh.is_empty() && fresh.iter().all(|p| face_part[p[0] as usize] != 0));
+        assert_eq!(refitted, fresh);
     }
 }

@@ -33,6 +33,7 @@
 //! The depth is measured in floating point; whether the pose collides is
 //! always the exact label's answer.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use nalgebra::{DMatrix, DVector, Matrix3, Matrix3x4, Vector4};
@@ -200,8 +201,10 @@ impl<'a> DirectRepair<'a> {
         let mut theta = theta0.clone();
         let mut current = pose.clone();
         let mut memory = BTreeMap::new();
+        let mut tree = None;
         for iteration in 0..=options.max_iterations {
-            let found = self.label.label(&current, false)?;
+            let x = self.label.posed_vertices(&current)?;
+            let found = self.label.label_vertices(&x, false, &mut tree)?;
             if !found.collides() || iteration == options.max_iterations {
                 return Ok(DirectFix {
                     theta,
@@ -212,7 +215,7 @@ impl<'a> DirectRepair<'a> {
                 });
             }
             let residuals =
-                self.residuals(&current, &found.faces, options.clearance, &mut memory)?;
+                self.residuals(&current, &x, &found.faces, options.clearance, &mut memory)?;
             if residuals.is_empty() {
                 // Only touching faces with every corner at the clearance:
                 // nothing to push on.
@@ -239,8 +242,8 @@ impl<'a> DirectRepair<'a> {
         unreachable!("the loop returns at the last iteration")
     }
 
-    /// The residuals and their rows of J at `pose`, whose exact label found
-    /// the colliding face pairs `faces`.
+    /// The residuals and their rows of J at `pose` (posed vertices `x`),
+    /// whose exact label found the colliding face pairs `faces`.
     ///
     /// `memory` holds, per ordered part pair, the vertices that penetrated
     /// at earlier steps; they keep a residual while they are nearer than
@@ -249,13 +252,13 @@ impl<'a> DirectRepair<'a> {
     fn residuals(
         &self,
         pose: &Pose,
+        x: &[Vec3],
         faces: &[[u32; 2]],
         clearance: f64,
         memory: &mut BTreeMap<(usize, usize), BTreeSet<usize>>,
     ) -> Result<Vec<Residual>> {
         let parts = self.label.parts();
         let n_parts = parts.len();
-        let x = self.body.posed_vertices(pose);
         // Colliding faces of each ordered part pair (a's faces against b).
         let mut pair_faces: BTreeMap<(usize, usize), Vec<usize>> = BTreeMap::new();
         for p in faces {
@@ -268,7 +271,7 @@ impl<'a> DirectRepair<'a> {
         for &(_, b) in pair_faces.keys().chain(memory.keys()) {
             if let std::collections::btree_map::Entry::Vacant(slot) = queries.entry(b) {
                 let mesh = TriMesh {
-                    positions: x.clone(),
+                    positions: x.to_vec(),
                     faces: self.part_faces[b].clone(),
                 };
                 slot.insert(BodyQuery::new(&mesh)?);
@@ -339,11 +342,13 @@ impl<'a> DirectRepair<'a> {
         Ok(contacts
             .iter()
             .map(|(v, corners, weights, normal, d)| {
-                let mut row = derivatives.directional(*v, normal);
-                for (c, w) in corners.iter().zip(weights) {
-                    let other = derivatives.directional(*c, normal);
-                    row.iter_mut().zip(&other).for_each(|(r, o)| *r -= w * o);
-                }
+                let terms = [
+                    (*v, 1.0),
+                    (corners[0], -weights[0]),
+                    (corners[1], -weights[1]),
+                    (corners[2], -weights[2]),
+                ];
+                let row = derivatives.directional(&terms, normal);
                 Residual {
                     value: d - clearance,
                     row,
@@ -382,14 +387,14 @@ impl<'a> DirectRepair<'a> {
         let n = theta.len();
         let mut jtj = DMatrix::<f64>::zeros(n, n);
         let mut rhs = DVector::<f64>::zeros(n);
+        let mut nonzero: Vec<usize> = Vec::with_capacity(n);
         for r in residuals {
-            for i in 0..n {
+            nonzero.clear();
+            nonzero.extend((0..n).filter(|&i| r.row[i] != 0.0));
+            for &i in &nonzero {
                 let ri = r.row[i];
-                if ri == 0.0 {
-                    continue;
-                }
                 rhs[i] -= ri * r.value;
-                for k in 0..n {
+                for &k in &nonzero {
                     jtj[(i, k)] += ri * r.row[k];
                 }
             }
@@ -474,9 +479,11 @@ fn contact(query: &BodyQuery, v: usize, p: &Vec3, c: &ClosestPoint) -> Contact {
 /// space's decoding, so the 6D → rotation projection is part of it).
 pub struct SkinningDerivatives<'a> {
     body: &'a Body,
-    rest: Vec<Vec3>,
+    rest: Cow<'a, [Vec3]>,
     /// `joint[k][j]`: ∂T_j/∂θ_k as a 3×4 affine matrix.
     joint: Vec<Vec<Matrix3x4<f64>>>,
+    /// Per joint, the θ components whose ∂T_j/∂θ_k is not zero.
+    moving: Vec<Vec<usize>>,
 }
 
 impl<'a> SkinningDerivatives<'a> {
@@ -498,7 +505,7 @@ impl<'a> SkinningDerivatives<'a> {
                 })
                 .collect()
         };
-        let mut joint = Vec::with_capacity(theta.len());
+        let mut joint: Vec<Vec<Matrix3x4<f64>>> = Vec::with_capacity(theta.len());
         let mut probe = theta.clone();
         for k in 0..theta.len() {
             probe[k] = theta[k] + Self::H;
@@ -514,10 +521,22 @@ impl<'a> SkinningDerivatives<'a> {
             );
         }
         let rest = match &body.pose_correctives {
-            Some(correctives) => correctives.apply(&body.mesh.positions, pose),
-            None => body.mesh.positions.clone(),
+            Some(correctives) => Cow::Owned(correctives.apply(&body.mesh.positions, pose)),
+            None => Cow::Borrowed(&body.mesh.positions[..]),
         };
-        Ok(SkinningDerivatives { body, rest, joint })
+        let moving = (0..body.skeleton.len())
+            .map(|j| {
+                (0..joint.len())
+                    .filter(|&k| joint[k][j].iter().any(|v| *v != 0.0))
+                    .collect()
+            })
+            .collect();
+        Ok(SkinningDerivatives {
+            body,
+            rest,
+            joint,
+            moving,
+        })
     }
 
     /// ∂x_v/∂θ_k for every k.
@@ -537,9 +556,28 @@ impl<'a> SkinningDerivatives<'a> {
             .collect()
     }
 
-    /// nᵀ ∂x_v/∂θ_k for every k.
-    pub fn directional(&self, v: usize, n: &Vec3) -> Vec<f64> {
-        self.vertex(v).iter().map(|d| d.dot(n)).collect()
+    /// nᵀ Σ_i c_i ∂x_{v_i}/∂θ_k for every k, `terms` the (v_i, c_i): per
+    /// joint j the 3×4 matrix Σ_i c_i w_{v_i j} n h_{v_i}ᵀ, then its inner
+    /// product with ∂T_j/∂θ_k for the θ components that move j.
+    pub fn directional(&self, terms: &[(usize, f64)], n: &Vec3) -> Vec<f64> {
+        let mut per_joint: Vec<(usize, Matrix3x4<f64>)> = Vec::new();
+        for &(v, c) in terms {
+            let x = &self.rest[v];
+            let outer = n * Vector4::new(x.x, x.y, x.z, 1.0).transpose();
+            for &(j, w) in self.body.weights.vertex(v) {
+                match per_joint.iter_mut().find(|(k, _)| *k == j) {
+                    Some((_, m)) => *m += outer * (c * w),
+                    None => per_joint.push((j, outer * (c * w))),
+                }
+            }
+        }
+        let mut row = vec![0.0; self.joint.len()];
+        for (j, m) in &per_joint {
+            for &k in &self.moving[*j] {
+                row[k] += self.joint[k][*j].dot(m);
+            }
+        }
+        row
     }
 }
 
@@ -562,6 +600,17 @@ mod tests {
             .remove(0);
         let derivatives = SkinningDerivatives::new(&body, &space, &pose).unwrap();
         let theta = space.encode(&pose).unwrap();
+        // The per-joint directional form equals the per-vertex sum.
+        let n = Vec3::new(0.3, -0.8, 0.52).normalize();
+        let terms = [(4000, 1.0), (4001, -0.25), (9000, -0.75)];
+        let row = derivatives.directional(&terms, &n);
+        for (k, value) in row.iter().enumerate() {
+            let direct: f64 = terms
+                .iter()
+                .map(|&(v, c)| c * derivatives.vertex(v)[k].dot(&n))
+                .sum();
+            assert!((value - direct).abs() < 1e-12, "θ_{k}: {value} vs {direct}");
+        }
         let h = 1e-5;
         for &v in &[0, 4000, 9000] {
             let analytic = derivatives.vertex(v);

@@ -4,7 +4,8 @@
 
 use crate::body::{Body, BodyParts, PartMap, Pose};
 use crate::collide::intersection_segment::intersection_length;
-use crate::collide::part_collisions::part_collisions;
+use crate::collide::part_collisions::part_collisions_refitted;
+use crate::spatial::Bvh;
 use crate::{Error, Result};
 
 /// What the label found in one pose.
@@ -49,6 +50,13 @@ impl<'a> SelfCollisionLabel<'a> {
 
     /// The label of `pose` (all colliding pairs, or only the first found).
     pub fn label(&self, pose: &Pose, first_only: bool) -> Result<Label> {
+        let x = self.posed_vertices(pose)?;
+        self.label_vertices(&x, first_only, &mut None)
+    }
+
+    /// The body's vertices in `pose`; an error for a pose of another
+    /// skeleton or with a non-finite number.
+    pub fn posed_vertices(&self, pose: &Pose) -> Result<Vec<crate::Vec3>> {
         if !pose.is_finite() || pose.local_rotations.len() != self.body.skeleton.len() {
             return Err(Error::invalid(format!(
                 "self-collision label: the pose has {} rotations for {} joints, or a non-finite number",
@@ -56,14 +64,33 @@ impl<'a> SelfCollisionLabel<'a> {
                 self.body.skeleton.len()
             )));
         }
-        let x = self.body.posed_vertices(pose);
+        Ok(self.body.posed_vertices(pose))
+    }
+
+    /// The label of the posed vertices `x` ([`Self::posed_vertices`]),
+    /// keeping the broad-phase tree in `tree` between calls (refitted, not
+    /// rebuilt, when it holds one: for nearby poses of one repair).
+    pub fn label_vertices(
+        &self,
+        x: &[crate::Vec3],
+        first_only: bool,
+        tree: &mut Option<Bvh>,
+    ) -> Result<Label> {
+        if x.len() != self.body.mesh.num_vertices() {
+            return Err(Error::invalid(format!(
+                "self-collision label: {} positions for a body of {} vertices",
+                x.len(),
+                self.body.mesh.num_vertices()
+            )));
+        }
         let parts = &self.parts;
-        let faces = part_collisions(
-            &x,
+        let faces = part_collisions_refitted(
+            x,
             &self.body.mesh.faces,
             &parts.face_part,
             |a, b| parts.may_collide(a, b),
             first_only,
+            tree,
         );
         let mut pairs: Vec<(String, String)> = faces
             .iter()
