@@ -3,13 +3,18 @@
 //! a posed body from scratch, against moving a tree built once on the rest
 //! body (clone + refit), and the queries of the skirt's vertices on each.
 //!
+//! Then the exact self-collision label of a colliding frame, as each step
+//! of a pose repair takes it: with a broad-phase tree built for the pose,
+//! against the tree of the frame before refitted.
+//!
 //! cargo bench --bench body
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use senc::body::Body;
 use senc::body::query::BodyQuery;
+use senc::body::{Body, PartMap};
 use senc::garment::Garment;
 use senc::motion::Motion;
+use senc::posefix::label::SelfCollisionLabel;
 
 fn bench(c: &mut Criterion) {
     let body = Body::makehuman().unwrap();
@@ -51,6 +56,22 @@ fn bench(c: &mut Criterion) {
         });
         group.finish();
     }
+    let label = SelfCollisionLabel::new(&body, &PartMap::cmu_mb().unwrap()).unwrap();
+    let x = label.posed_vertices(&motion.frames[384]).unwrap();
+    let mut before = None;
+    let previous = label.posed_vertices(&motion.frames[383]).unwrap();
+    label.label_vertices(&previous, false, &mut before).unwrap();
+    let mut group = c.benchmark_group("body_label/01_03 frame 384, all pairs");
+    group.bench_function("tree built", |b| {
+        b.iter(|| label.label_vertices(&x, false, &mut None).unwrap())
+    });
+    group.bench_function("tree of frame 383 refitted", |b| {
+        b.iter(|| {
+            let mut tree = before.clone();
+            label.label_vertices(&x, false, &mut tree).unwrap()
+        })
+    });
+    group.finish();
 }
 
 criterion_group!(benches, bench);
