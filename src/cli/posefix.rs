@@ -463,6 +463,8 @@ impl Repair {
             direct: DirectOptions {
                 clearance: args.clearance,
                 max_iterations: args.max_steps,
+                // Unweighted already: a retry would repeat the descent.
+                retry_unweighted: !args.unweighted,
                 ..Default::default()
             },
             limits: JointLimits::read_or_shipped(

@@ -60,6 +60,10 @@ pub struct DirectOptions {
     pub max_turn: f64,
     /// Steps at most.
     pub max_iterations: usize,
+    /// When the descent ends colliding, descend again from the input with
+    /// every joint weighted alike (the subtree weights can leave the only
+    /// way out too expensive: legs wound around each other).
+    pub retry_unweighted: bool,
 }
 
 impl Default for DirectOptions {
@@ -70,6 +74,7 @@ impl Default for DirectOptions {
             max_move: 0.02,
             max_turn: 0.1,
             max_iterations: 80,
+            retry_unweighted: true,
         }
     }
 }
@@ -196,6 +201,21 @@ impl<'a> DirectRepair<'a> {
     /// collide is returned unchanged.
     pub fn repair(&self, pose: &Pose, options: &DirectOptions) -> Result<DirectFix> {
         check_options(options)?;
+        let first = self.descend(pose, options, &self.distance.weights)?;
+        if first.free || !options.retry_unweighted {
+            return Ok(first);
+        }
+        let unit = vec![1.0; self.distance.weights.len()];
+        let second = self.descend(pose, options, &unit)?;
+        Ok(DirectFix {
+            iterations: first.iterations + second.iterations,
+            labels: first.labels + second.labels,
+            ..second
+        })
+    }
+
+    /// The descent with the pose distance weighted by `weights`.
+    fn descend(&self, pose: &Pose, options: &DirectOptions, weights: &[f64]) -> Result<DirectFix> {
         let theta0 = self.space.encode(pose)?;
         let (lower, upper) = self.limits.bounds();
         let mut theta = theta0.clone();
@@ -227,7 +247,7 @@ impl<'a> DirectRepair<'a> {
                     free: false,
                 });
             }
-            let step = self.step(&residuals, &theta, &theta0, options);
+            let step = self.step(&residuals, weights, &theta, &theta0, options);
             let moved: Vec<f64> = theta
                 .iter()
                 .zip(&step)
@@ -380,6 +400,7 @@ impl<'a> DirectRepair<'a> {
     fn step(
         &self,
         residuals: &[Residual],
+        weights: &[f64],
         theta: &[f64],
         theta0: &[f64],
         options: &DirectOptions,
@@ -402,7 +423,7 @@ impl<'a> DirectRepair<'a> {
         let scale = (jtj.trace() / n as f64).max(1e-12);
         let damping = options.pose_weight * scale;
         for i in 0..n {
-            let w = self.distance.weights[i];
+            let w = weights[i];
             jtj[(i, i)] += damping * w;
             rhs[i] -= damping * w * (theta[i] - theta0[i]);
         }
