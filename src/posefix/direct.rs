@@ -694,6 +694,14 @@ mod tests {
                 .any(|(a, b)| a.contains(part) || b.contains(part))
         };
         assert!(has("Foot") && has("Arm"), "{pairs:?}");
+        // Legs wound around each other: the weighted descent stalls, the
+        // unweighted retry frees them.
+        let weighted_only = DirectOptions {
+            retry_unweighted: false,
+            ..DirectOptions::default()
+        };
+        assert!(!repair.repair(&poses[277], &weighted_only).unwrap().free);
+        assert!(repair.repair(&poses[277], &options).unwrap().free);
         let bad = DirectOptions {
             max_move: 0.0,
             ..DirectOptions::default()
