@@ -185,6 +185,10 @@ struct FixArgs {
     /// frames the smoothing left colliding.
     #[arg(long, default_value_t = 3)]
     passes: usize,
+    /// Direct repair: relaxation passes after them (each frame takes its
+    /// pose with the corrections smoothed where that pose is free).
+    #[arg(long, default_value_t = 3)]
+    relax: usize,
     /// Output directory: fixed.bvh (+ fixed.ron), before_/after_NNNNN.ply.
     #[arg(long)]
     out: PathBuf,
@@ -701,6 +705,7 @@ fn fix(args: FixArgs) -> senc::Result<()> {
                 args.temporal,
                 args.smooth,
                 args.passes,
+                args.relax,
                 &report,
             )?
             .into_iter()

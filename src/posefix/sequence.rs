@@ -101,7 +101,10 @@ pub struct DirectFrameFix {
 /// collision, and no frame jumps to its correction in one step), every frame restarts from
 /// θ₀ₜ + δ̃ₜ and is repaired again where the smoothing let it collide. The
 /// last word on every frame is the repair's, so no frame is left colliding
-/// that the descent could free.
+/// that the descent could free. Finally, `relax` times, every frame whose
+/// pose with the corrections smoothed (not spread) is collision-free by the
+/// exact label takes that pose: the frame-to-frame differences the repairs
+/// left are smoothed wherever smoothing keeps the body free.
 #[allow(clippy::too_many_arguments)]
 pub fn fix_motion_direct(
     repair: &DirectRepair,
@@ -112,6 +115,7 @@ pub fn fix_motion_direct(
     temporal: f64,
     sigma: f64,
     passes: usize,
+    relax: usize,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<Vec<DirectFrameFix>> {
     let total = frames.len() * (1 + passes);
@@ -143,14 +147,7 @@ pub fn fix_motion_direct(
         .map(|f| space.encode(f))
         .collect::<Result<_>>()?;
     for pass in 0..passes {
-        let corrections: Vec<Vec<f64>> = fixed
-            .iter()
-            .zip(&theta0)
-            .map(|(f, t0)| {
-                let t = space.encode(&f.pose)?;
-                Ok(t.iter().zip(t0).map(|(a, b)| a - b).collect())
-            })
-            .collect::<Result<_>>()?;
+        let corrections = corrections_of(space, &fixed, &theta0)?;
         let smoothed = gaussian_smooth(&dilate(&corrections, (2.0 * sigma).ceil() as usize), sigma);
         let done = std::sync::atomic::AtomicUsize::new(0);
         let again = frames
@@ -174,7 +171,47 @@ pub fn fix_motion_direct(
             .collect::<Result<Vec<_>>>()?;
         fixed = again;
     }
+    for _ in 0..relax {
+        let corrections = corrections_of(space, &fixed, &theta0)?;
+        let smoothed = gaussian_smooth(&corrections, sigma);
+        fixed = frames
+            .par_iter()
+            .zip(&theta0)
+            .zip(&smoothed)
+            .zip(fixed)
+            .map(|(((frame, t0), delta), before)| {
+                let moved: Vec<f64> = t0.iter().zip(delta).map(|(a, d)| a + d).collect();
+                let candidate = start_pose(space, &moved, frame)?;
+                Ok(
+                    if before.collides || label.label(&candidate, true)?.collides() {
+                        before
+                    } else {
+                        DirectFrameFix {
+                            pose: candidate,
+                            ..before
+                        }
+                    },
+                )
+            })
+            .collect::<Result<Vec<_>>>()?;
+    }
     Ok(fixed)
+}
+
+/// θ*ₜ − θ₀ₜ of every frame.
+fn corrections_of(
+    space: &PoseSpace,
+    fixed: &[DirectFrameFix],
+    theta0: &[Vec<f64>],
+) -> Result<Vec<Vec<f64>>> {
+    fixed
+        .iter()
+        .zip(theta0)
+        .map(|(f, t0)| {
+            let t = space.encode(&f.pose)?;
+            Ok(t.iter().zip(t0).map(|(a, b)| a - b).collect())
+        })
+        .collect()
 }
 
 /// The pose at θ (projected onto the rotations) with the rest of `frame`;
