@@ -1,7 +1,8 @@
 //! `senc posefix`: pose repair. `check` labels frames exactly, `limits`
 //! writes the pose space's joint limits, `benchmark` makes the benchmark
-//! recipe, `train` trains a collision field, `eval` measures a field (or no
-//! field: the unfixed input) on the benchmark, `fix` repairs a motion.
+//! recipe, `train` trains a collision field, `eval` measures a repair on the
+//! benchmark, `fix` repairs a motion; both repair with a field (`--field`)
+//! or without one (`--direct`).
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
