@@ -247,16 +247,33 @@ impl<'a> DirectRepair<'a> {
                     free: false,
                 });
             }
-            let step = self.step(&residuals, weights, &theta, &theta0, options);
-            let moved: Vec<f64> = theta
-                .iter()
-                .zip(&step)
-                .enumerate()
-                .map(|(i, (t, d))| (t + d).clamp(lower[i], upper[i]))
-                .collect();
-            theta = self.space.project(&moved).ok_or_else(|| {
-                Error::invalid("direct repair: a step reached a degenerate rotation")
-            })?;
+            let mut next = theta.clone();
+            for hold in [false, true] {
+                let step = self.step(
+                    &residuals,
+                    weights,
+                    (&lower, &upper),
+                    hold,
+                    &theta,
+                    &theta0,
+                    options,
+                );
+                let moved: Vec<f64> = theta
+                    .iter()
+                    .zip(&step)
+                    .enumerate()
+                    .map(|(i, (t, d))| (t + d).clamp(lower[i], upper[i]))
+                    .collect();
+                next = self.space.project(&moved).ok_or_else(|| {
+                    Error::invalid("direct repair: a step reached a degenerate rotation")
+                })?;
+                let norm = |v: &mut dyn Iterator<Item = f64>| v.map(|x| x * x).sum::<f64>().sqrt();
+                let taken = norm(&mut next.iter().zip(&theta).map(|(a, b)| a - b));
+                if taken >= 0.1 * norm(&mut step.iter().copied()) {
+                    break;
+                }
+            }
+            theta = next;
             current = self.space.decode(&theta, pose)?;
         }
         unreachable!("the loop returns at the last iteration")
@@ -397,10 +414,13 @@ impl<'a> DirectRepair<'a> {
     }
 
     /// The damped Gauss–Newton step, scaled to `max_move`.
+    #[allow(clippy::too_many_arguments)]
     fn step(
         &self,
         residuals: &[Residual],
         weights: &[f64],
+        (lower, upper): (&[f64], &[f64]),
+        hold: bool,
         theta: &[f64],
         theta0: &[f64],
         options: &DirectOptions,
@@ -427,10 +447,51 @@ impl<'a> DirectRepair<'a> {
             jtj[(i, i)] += damping * w;
             rhs[i] -= damping * w * (theta[i] - theta0[i]);
         }
-        let step = match jtj.clone().cholesky() {
-            Some(c) => c.solve(&rhs),
-            None => rhs.clone() / (scale * (1.0 + options.pose_weight)),
+        let solve = |a: DMatrix<f64>, b: DVector<f64>| match a.cholesky() {
+            Some(c) => c.solve(&b),
+            None => b / (scale * (1.0 + options.pose_weight)),
         };
+        let mut step = solve(jtj.clone(), rhs.clone());
+        // With `hold`, the components the step pushes out of the joint
+        // limits are held there and the others solved again, a few rounds
+        // (the caller asks for it when clamping and moving onto the
+        // rotations cancelled the plain step: the way out runs through a
+        // joint at its limit).
+        if hold {
+            let mut held: Vec<Option<f64>> = vec![None; n];
+            for _ in 0..8 {
+                let mut changed = false;
+                for i in 0..n {
+                    let moved = theta[i] + step[i];
+                    if held[i].is_none() && (moved < lower[i] || moved > upper[i]) {
+                        held[i] = Some(moved.clamp(lower[i], upper[i]) - theta[i]);
+                        changed = true;
+                    }
+                }
+                if !changed {
+                    break;
+                }
+                let (mut a, mut b) = (jtj.clone(), rhs.clone());
+                for i in 0..n {
+                    if let Some(d) = held[i] {
+                        for r in 0..n {
+                            if held[r].is_none() {
+                                b[r] -= a[(r, i)] * d;
+                            }
+                        }
+                    }
+                }
+                for i in 0..n {
+                    if let Some(d) = held[i] {
+                        a.row_mut(i).fill(0.0);
+                        a.column_mut(i).fill(0.0);
+                        a[(i, i)] = 1.0;
+                        b[i] = d;
+                    }
+                }
+                step = solve(a, b);
+            }
+        }
         let largest = residuals
             .iter()
             .map(|r| {
@@ -694,14 +755,18 @@ mod tests {
                 .any(|(a, b)| a.contains(part) || b.contains(part))
         };
         assert!(has("Foot") && has("Arm"), "{pairs:?}");
-        // Legs wound around each other: the weighted descent stalls, the
-        // unweighted retry frees them.
+        // Legs wound around each other.
         let weighted_only = DirectOptions {
             retry_unweighted: false,
             ..DirectOptions::default()
         };
-        assert!(!repair.repair(&poses[277], &weighted_only).unwrap().free);
-        assert!(repair.repair(&poses[277], &options).unwrap().free);
+        assert!(repair.repair(&poses[277], &weighted_only).unwrap().free);
+        // CMU 01_01 frame 295 (a forearm in the spine): the way out runs
+        // through a wrist at its limit; the clamped plain step went nowhere
+        // and the descent stalled until the step held that joint there.
+        let motion = crate::motion::Motion::load(std::path::Path::new("01_01"), &body).unwrap();
+        let fixed = repair.repair(&motion.frames[295], &weighted_only).unwrap();
+        assert!(fixed.free, "01_01 frame 295 still collides");
         let bad = DirectOptions {
             max_move: 0.0,
             ..DirectOptions::default()
