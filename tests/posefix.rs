@@ -120,6 +120,15 @@ const SMALL_CONFIG: &str = r#"(
             active_every: 2, active_poses: 8, active_steps: 2, active_rate: 0.5, seed: 5),
 )"#;
 
+/// The first three poses of the committed benchmark, as a recipe in `dir`.
+fn three_pose_benchmark(dir: &Path) -> std::path::PathBuf {
+    let mut benchmark = Benchmark::cmu_01_03().unwrap();
+    benchmark.entries.truncate(3);
+    let path = dir.join("bench.ron");
+    std::fs::write(&path, ron::to_string(&benchmark).unwrap()).unwrap();
+    path
+}
+
 fn write_config(dir: &Path, epochs: usize) -> String {
     let path = dir.join(format!("small_{epochs}.ron"));
     std::fs::write(&path, SMALL_CONFIG.replace("EPOCHS", &epochs.to_string())).unwrap();
@@ -161,10 +170,7 @@ fn train_resume_eval_and_fix() {
     assert!(straight.join("labels/active_0003.poses").is_file());
 
     // A three-pose benchmark from the committed one.
-    let mut benchmark = Benchmark::cmu_01_03().unwrap();
-    benchmark.entries.truncate(3);
-    let bench_path = d.join("bench.ron");
-    std::fs::write(&bench_path, ron::to_string(&benchmark).unwrap()).unwrap();
+    let bench_path = three_pose_benchmark(d);
     let json = ok(&senc(&[
         "posefix",
         "eval",
@@ -228,10 +234,7 @@ fn train_resume_eval_and_fix() {
 fn direct_repair_frees_benchmark_poses_and_motions() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let mut benchmark = Benchmark::cmu_01_03().unwrap();
-    benchmark.entries.truncate(3);
-    let bench_path = d.join("bench.ron");
-    std::fs::write(&bench_path, ron::to_string(&benchmark).unwrap()).unwrap();
+    let bench_path = three_pose_benchmark(d);
     let json = ok(&senc(&[
         "posefix",
         "eval",

@@ -492,6 +492,21 @@ impl Repair {
         })
     }
 
+    /// The direct repair of `setup`'s body with these limits and distance.
+    fn direct_repair<'a>(
+        &'a self,
+        setup: &'a Setup,
+        label: &'a SelfCollisionLabel<'a>,
+    ) -> senc::Result<DirectRepair<'a>> {
+        DirectRepair::new(
+            &setup.body,
+            label,
+            &setup.space,
+            &self.distance,
+            &self.limits,
+        )
+    }
+
     /// The method's name in reports.
     fn method(&self, args: &RepairArgs) -> String {
         match &args.field {
@@ -549,13 +564,10 @@ fn eval(args: EvalArgs) -> senc::Result<()> {
         .field
         .as_ref()
         .map(|field| field_quality(field, &inputs));
-    let direct = DirectRepair::new(
-        &setup.body,
-        &label,
-        &setup.space,
-        &repair.distance,
-        &repair.limits,
-    )?;
+    let direct = match repair.field {
+        Some(_) => None,
+        None => Some(repair.direct_repair(&setup, &label)?),
+    };
     let progress = bar(poses.len(), "poses", "repairing");
     // Per pose: the measures, solver evaluations (steps), attempts.
     let results = poses
@@ -563,8 +575,8 @@ fn eval(args: EvalArgs) -> senc::Result<()> {
         .zip(&inputs.thetas)
         .map(|(pose, theta0)| {
             let clock = Instant::now();
-            let (after, evaluations, attempts) = match &repair.field {
-                Some(field) => {
+            let (after, evaluations, attempts) = match (&repair.field, &direct) {
+                (Some(field), _) => {
                     let (fixed, after) = fix_verified(
                         field,
                         &setup.space,
@@ -579,10 +591,11 @@ fn eval(args: EvalArgs) -> senc::Result<()> {
                     )?;
                     (after, fixed.fixed.evaluations, fixed.attempts)
                 }
-                None => {
+                (None, Some(direct)) => {
                     let fixed = direct.repair(pose, &repair.direct)?;
                     (fixed.pose, fixed.iterations, 1)
                 }
+                (None, None) => unreachable!("the direct repair is built without a field"),
             };
             let ms = 1e3 * clock.elapsed().as_secs_f64();
             progress.inc(1);
@@ -689,30 +702,21 @@ fn fix(args: FixArgs) -> senc::Result<()> {
         .into_iter()
         .map(|f| (f.pose, f.collided, f.collides))
         .collect(),
-        None => {
-            let direct = DirectRepair::new(
-                &setup.body,
-                &label,
-                &setup.space,
-                &repair.distance,
-                &repair.limits,
-            )?;
-            fix_motion_direct(
-                &direct,
-                &setup.space,
-                &label,
-                &motion.frames,
-                &repair.direct,
-                args.temporal,
-                args.smooth,
-                args.passes,
-                args.relax,
-                &report,
-            )?
-            .into_iter()
-            .map(|f| (f.pose, f.collided, f.collides))
-            .collect()
-        }
+        None => fix_motion_direct(
+            &repair.direct_repair(&setup, &label)?,
+            &setup.space,
+            &label,
+            &motion.frames,
+            &repair.direct,
+            args.temporal,
+            args.smooth,
+            args.passes,
+            args.relax,
+            &report,
+        )?
+        .into_iter()
+        .map(|f| (f.pose, f.collided, f.collides))
+        .collect(),
     };
     progress.finish_and_clear();
     let seconds = clock.elapsed().as_secs_f64();

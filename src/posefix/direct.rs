@@ -27,8 +27,13 @@
 //! x_v = Σ_j w_vj T_j(θ) x̄_v through central differences of the joint
 //! transforms T_j alone (forward kinematics, 2 · dims evaluations per
 //! step; the vertices need no re-skinning). The step is scaled so no
-//! penetrating vertex moves more than `max_move` in the linearisation,
-//! then clamped into the joint limits and moved onto the rotations.
+//! penetrating vertex moves more than `max_move` in the linearisation and
+//! no joint's 6D vector more than `max_turn`, then clamped into the joint
+//! limits and moved onto the rotations; when that leaves less than a tenth
+//! of it, the step is solved again with the components it pushes past
+//! their limits held there. Vertices that penetrated at earlier steps keep
+//! a residual while nearer than δ; a pose still colliding after
+//! `max_iterations` steps descends again with every joint weighted alike.
 //!
 //! The depth is measured in floating point; whether the pose collides is
 //! always the exact label's answer.
@@ -86,10 +91,8 @@ pub struct DirectFix {
     pub theta: Vec<f64>,
     /// The repaired pose (joints outside the space as in the input).
     pub pose: Pose,
-    /// Steps taken.
+    /// Steps taken (an exact label each, and one more at the end).
     pub iterations: usize,
-    /// Exact labels computed.
-    pub labels: usize,
     /// Whether the exact label finds the result collision-free.
     pub free: bool,
 }
@@ -209,7 +212,6 @@ impl<'a> DirectRepair<'a> {
         let second = self.descend(pose, options, &unit)?;
         Ok(DirectFix {
             iterations: first.iterations + second.iterations,
-            labels: first.labels + second.labels,
             ..second
         })
     }
@@ -225,26 +227,19 @@ impl<'a> DirectRepair<'a> {
         for iteration in 0..=options.max_iterations {
             let x = self.label.posed_vertices(&current)?;
             let found = self.label.label_vertices(&x, false, &mut tree)?;
-            if !found.collides() || iteration == options.max_iterations {
-                return Ok(DirectFix {
-                    theta,
-                    pose: current,
-                    iterations: iteration,
-                    labels: iteration + 1,
-                    free: !found.collides(),
-                });
-            }
-            let residuals =
-                self.residuals(&current, &x, &found.faces, options.clearance, &mut memory)?;
+            let residuals = if !found.collides() || iteration == options.max_iterations {
+                Vec::new()
+            } else {
+                self.residuals(&current, &x, &found.faces, options.clearance, &mut memory)?
+            };
+            // Free, out of steps, or only touching faces with every corner
+            // at the clearance: nothing (more) to push on.
             if residuals.is_empty() {
-                // Only touching faces with every corner at the clearance:
-                // nothing to push on.
                 return Ok(DirectFix {
                     theta,
                     pose: current,
                     iterations: iteration,
-                    labels: iteration + 1,
-                    free: false,
+                    free: !found.collides(),
                 });
             }
             let mut next = theta.clone();
@@ -267,9 +262,9 @@ impl<'a> DirectRepair<'a> {
                 next = self.space.project(&moved).ok_or_else(|| {
                     Error::invalid("direct repair: a step reached a degenerate rotation")
                 })?;
-                let norm = |v: &mut dyn Iterator<Item = f64>| v.map(|x| x * x).sum::<f64>().sqrt();
-                let taken = norm(&mut next.iter().zip(&theta).map(|(a, b)| a - b));
-                if taken >= 0.1 * norm(&mut step.iter().copied()) {
+                let taken: f64 = next.iter().zip(&theta).map(|(a, b)| (a - b).powi(2)).sum();
+                let asked: f64 = step.iter().map(|d| d * d).sum();
+                if taken >= 0.01 * asked {
                     break;
                 }
             }
