@@ -124,6 +124,10 @@ struct RepairArgs {
     /// Direct repair: the clearance past the other part's surface aimed for (m).
     #[arg(long, default_value_t = 0.003)]
     clearance: f64,
+    /// Direct repair: a pose still colliding after the descents is repaired
+    /// again aiming for this larger clearance (m; 0: no such retry).
+    #[arg(long, default_value_t = 0.01)]
+    retry_clearance: f64,
     /// Direct repair: steps at most.
     #[arg(long, default_value_t = 80)]
     max_steps: usize,
@@ -355,7 +359,14 @@ struct TrainProgress {
 }
 
 impl FieldTrainingObserver for TrainProgress {
+    fn contacts(&self, done: usize, total: usize) {
+        self.labels.set_message("contact paths");
+        self.labels.set_length(total as u64);
+        self.labels.set_position(done as u64);
+    }
+
     fn labelling(&self, done: usize, total: usize) {
+        self.labels.set_message("labelling");
         self.labels.set_length(total as u64);
         self.labels.set_position(done as u64);
     }
@@ -460,8 +471,14 @@ impl Repair {
                 "--level must be finite and --retry-step > 0",
             ));
         }
-        if !(args.clearance.is_finite() && args.clearance >= 0.0) {
-            return Err(senc::Error::invalid("--clearance must be ≥ 0"));
+        if !(args.clearance.is_finite()
+            && args.clearance >= 0.0
+            && args.retry_clearance.is_finite()
+            && args.retry_clearance >= 0.0)
+        {
+            return Err(senc::Error::invalid(
+                "--clearance and --retry-clearance must be ≥ 0",
+            ));
         }
         Ok(Repair {
             field,
@@ -470,6 +487,7 @@ impl Repair {
                 max_iterations: args.max_steps,
                 // Unweighted already: a retry would repeat the descent.
                 retry_unweighted: !args.unweighted,
+                retry_clearance: Some(args.retry_clearance).filter(|c| *c > 0.0),
                 ..Default::default()
             },
             limits: JointLimits::read_or_shipped(

@@ -69,6 +69,10 @@ pub struct DirectOptions {
     /// every joint weighted alike (the subtree weights can leave the only
     /// way out too expensive: legs wound around each other).
     pub retry_unweighted: bool,
+    /// When those descents end colliding, the same again aiming for this
+    /// larger clearance (m): legs wound around each other come apart when
+    /// pushed further than the surfaces alone ask for.
+    pub retry_clearance: Option<f64>,
 }
 
 impl Default for DirectOptions {
@@ -80,6 +84,7 @@ impl Default for DirectOptions {
             max_turn: 0.1,
             max_iterations: 80,
             retry_unweighted: true,
+            retry_clearance: Some(0.01),
         }
     }
 }
@@ -204,16 +209,30 @@ impl<'a> DirectRepair<'a> {
     /// collide is returned unchanged.
     pub fn repair(&self, pose: &Pose, options: &DirectOptions) -> Result<DirectFix> {
         check_options(options)?;
-        let first = self.descend(pose, options, &self.distance.weights)?;
-        if first.free || !options.retry_unweighted {
-            return Ok(first);
-        }
         let unit = vec![1.0; self.distance.weights.len()];
-        let second = self.descend(pose, options, &unit)?;
-        Ok(DirectFix {
-            iterations: first.iterations + second.iterations,
-            ..second
-        })
+        let mut weightings: Vec<&[f64]> = vec![&self.distance.weights];
+        if options.retry_unweighted {
+            weightings.push(&unit);
+        }
+        let wider = options.retry_clearance.filter(|c| *c > options.clearance);
+        let mut iterations = 0;
+        let mut last = None;
+        'attempts: for clearance in std::iter::once(options.clearance).chain(wider) {
+            let attempt = DirectOptions {
+                clearance,
+                ..options.clone()
+            };
+            for &weights in &weightings {
+                let fix = self.descend(pose, &attempt, weights)?;
+                iterations += fix.iterations;
+                let free = fix.free;
+                last = Some(DirectFix { iterations, ..fix });
+                if free {
+                    break 'attempts;
+                }
+            }
+        }
+        Ok(last.expect("at least one descent"))
     }
 
     /// The descent with the pose distance weighted by `weights`.
@@ -518,12 +537,15 @@ fn check_options(options: &DirectOptions) -> Result<()> {
         && options.max_move.is_finite()
         && options.max_move > 0.0
         && options.max_turn.is_finite()
-        && options.max_turn > 0.0;
+        && options.max_turn > 0.0
+        && options
+            .retry_clearance
+            .is_none_or(|c| c.is_finite() && c >= 0.0);
     if ok {
         Ok(())
     } else {
         Err(Error::invalid(format!(
-            "direct repair: clearance must be ≥ 0, pose weight, largest move and turn > 0 (got {options:?})"
+            "direct repair: clearances must be ≥ 0, pose weight, largest move and turn > 0 (got {options:?})"
         )))
     }
 }
@@ -762,6 +784,14 @@ mod tests {
         let motion = crate::motion::Motion::load(std::path::Path::new("01_01"), &body).unwrap();
         let fixed = repair.repair(&motion.frames[295], &weighted_only).unwrap();
         assert!(fixed.free, "01_01 frame 295 still collides");
+        // Legs wound around each other (benchmark pose 200): the descents
+        // aiming for 3 mm stall; aiming for 1 cm frees them.
+        let narrow = DirectOptions {
+            retry_clearance: None,
+            ..DirectOptions::default()
+        };
+        assert!(!repair.repair(&poses[200], &narrow).unwrap().free);
+        assert!(repair.repair(&poses[200], &options).unwrap().free);
         let bad = DirectOptions {
             max_move: 0.0,
             ..DirectOptions::default()
