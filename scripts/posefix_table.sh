@@ -42,9 +42,9 @@ print(f"| {name} | none | – | {p['scc']:.3f} | {p['pdr']:.3f} | {p['mvd']:.4f}
       f"| {p['median_ms']:.1f} | {p['p95_ms']:.1f} | – | – |")
 PY
 }
-direct "direct descent on the penetration depth, ≤ 80 steps (+ 80 unweighted)"
-direct "direct descent, ≤ 30 steps (+ 30 unweighted)" --max-steps 30
-direct "direct descent, unweighted distance only, ≤ 80 steps" --unweighted
+direct "direct descent on the penetration depth, ≤ 80 steps (+ 80 unweighted, then both aiming for 1 cm)"
+direct "direct descent, ≤ 30 steps (the same retries)" --max-steps 30
+direct "direct descent, unweighted distance only, ≤ 80 steps (+ 80 aiming for 1 cm)" --unweighted
 row "projection, one shot" posefix
 for level in 0.02 0.05 0.1; do
   row "projection, one shot" posefix --level "$level"
