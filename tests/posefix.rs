@@ -84,31 +84,47 @@ fn benchmark_poses_collide() {
     }
 }
 
-/// Every shipped pose-repair config parses and validates, and the
-/// ablations differ from the method only in the gradient term.
+/// Every shipped pose-repair config parses and validates; the ablations
+/// differ from the method only in the gradient term, the contact-path
+/// variant only in its contact paths.
 #[test]
 fn shipped_posefix_configs_validate() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs");
     let method = PosefixConfig::read(&dir.join("posefix.ron")).unwrap();
-    let mut ablations = 0;
+    assert!(method.data.contacts.is_none());
+    let (mut ablations, mut contacts) = (0, 0);
     for entry in std::fs::read_dir(&dir).unwrap() {
         let path = entry.unwrap().path();
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
         if name.starts_with("posefix_") && name.ends_with(".ron") {
             let mut config = PosefixConfig::read(&path).unwrap_or_else(|e| panic!("{e}"));
-            assert_ne!(
-                config.train.gradient_term, method.train.gradient_term,
-                "{name}"
-            );
-            config.train.gradient_term = method.train.gradient_term;
+            if config.data.contacts.take().is_some() {
+                contacts += 1;
+            } else {
+                assert_ne!(
+                    config.train.gradient_term, method.train.gradient_term,
+                    "{name}"
+                );
+                config.train.gradient_term = method.train.gradient_term;
+                ablations += 1;
+            }
             assert_eq!(
                 config, method,
-                "{name} differs from posefix.ron in more than the term"
+                "{name} differs from posefix.ron in more than its variation"
             );
-            ablations += 1;
         }
     }
-    assert_eq!(ablations, 3);
+    assert_eq!((ablations, contacts), (3, 1));
+    // A contact step of zero is an error naming the file and the value.
+    let text = std::fs::read_to_string(dir.join("posefix_contacts.ron")).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let bad = tmp.path().join("bad_contacts.ron");
+    std::fs::write(&bad, text.replace("step: 0.02", "step: 0.0")).unwrap();
+    let err = PosefixConfig::read(&bad).unwrap_err().to_string();
+    assert!(
+        err.contains("data.contacts") && err.contains("bad_contacts.ron"),
+        "{err}"
+    );
 }
 
 const SMALL_CONFIG: &str = r#"(

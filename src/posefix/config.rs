@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use super::contact::ContactConfig;
 use crate::{Error, Result};
 
 /// The whole file.
@@ -39,6 +40,10 @@ pub struct PoseDataConfig {
     pub resampled_copies: usize,
     /// Poses uniform within the joint limits.
     pub uniform: usize,
+    /// Paths from the frames into contact between two parts
+    /// ([`super::contact`]); none when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contacts: Option<ContactConfig>,
     /// Joint-limit file (`senc posefix limits`); `None`: the shipped clips'
     /// range plus `limit_margin`.
     #[serde(default)]
@@ -129,6 +134,9 @@ impl PosefixConfig {
         }
         if !(d.limit_margin.is_finite() && d.limit_margin >= 0.0) {
             return bad("data.limit_margin must be ≥ 0");
+        }
+        if let Some(Err(what)) = d.contacts.as_ref().map(ContactConfig::check) {
+            return bad(what);
         }
         if self.field.hidden.is_empty() || self.field.hidden.contains(&0) {
             return bad("field.hidden must list at least one width > 0");

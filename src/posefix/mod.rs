@@ -7,6 +7,7 @@
 
 pub mod benchmark;
 pub mod config;
+pub mod contact;
 pub mod direct;
 pub mod field;
 pub mod fix;

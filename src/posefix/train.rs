@@ -42,6 +42,7 @@ use rand_distr::{Distribution, Uniform};
 use serde::{Deserialize, Serialize};
 
 use super::config::{FieldTrainConfig, GradientTerm, PoseDataConfig, PosefixConfig};
+use super::contact::ContactSampler;
 use super::field::{BodyFingerprint, CollisionField, FieldInfo, Layer};
 use super::label::SelfCollisionLabel;
 use super::samples::{self, LabelledPoses};
@@ -110,8 +111,13 @@ impl FieldProblem<'_> {
 }
 
 /// The sampled poses of `data`: mocap frames, their noisy copies, their
-/// joint-resampled copies, uniform.
-pub fn sample_poses(problem: &FieldProblem, data: &PoseDataConfig) -> Result<Vec<Vec<f64>>> {
+/// joint-resampled copies, uniform, contact paths.
+/// `contacts(done, total)` reports the contact paths drawn.
+pub fn sample_poses(
+    problem: &FieldProblem,
+    data: &PoseDataConfig,
+    contacts: &dyn Fn(usize, usize),
+) -> Result<Vec<Vec<f64>>> {
     let mut rng = ChaCha8Rng::seed_from_u64(data.seed);
     let mut frames = Vec::new();
     for name in &data.motions {
@@ -144,6 +150,17 @@ pub fn sample_poses(problem: &FieldProblem, data: &PoseDataConfig) -> Result<Vec
         data.uniform,
         &mut rng,
     ));
+    if let Some(config) = &data.contacts {
+        let sampler =
+            ContactSampler::new(problem.body, problem.label, problem.space, problem.limits)?;
+        thetas.extend(sampler.sample(
+            &frames,
+            &problem.base,
+            config,
+            data.seed ^ 0xc0_47ac7,
+            contacts,
+        )?);
+    }
     Ok(thetas)
 }
 
@@ -154,7 +171,7 @@ pub fn initial_poses(
     problem: &FieldProblem,
     data: &PoseDataConfig,
     dir: &Path,
-    progress: &dyn Fn(usize, usize),
+    observer: &dyn FieldTrainingObserver,
 ) -> Result<LabelledPoses> {
     let labels = dir.join("labels");
     let path = labels.join("initial.poses");
@@ -176,7 +193,8 @@ pub fn initial_poses(
         return LabelledPoses::read(&path);
     }
     std::fs::create_dir_all(&labels).map_err(|e| Error::io(&labels, e))?;
-    let set = problem.label(sample_poses(problem, data)?, progress)?;
+    let thetas = sample_poses(problem, data, &|d, n| observer.contacts(d, n))?;
+    let set = problem.label(thetas, &|d, n| observer.labelling(d, n))?;
     write_bytes_atomic(&recipe_path, recipe.as_bytes())?;
     set.write(&path)?;
     Ok(set)
@@ -503,6 +521,8 @@ pub fn active_paths(
 
 /// What training reports along the way.
 pub trait FieldTrainingObserver {
+    /// Contact paths drawn for the initial poses.
+    fn contacts(&self, _done: usize, _total: usize) {}
     /// Labelling progress of the initial poses.
     fn labelling(&self, _done: usize, _total: usize) {}
     /// An epoch finished.
@@ -533,7 +553,7 @@ pub fn train_field(
 ) -> Result<TrainedField> {
     let device = Device::flex().autodiff();
     let t = &config.train;
-    let initial = initial_poses(problem, &config.data, dir, &|d, n| observer.labelling(d, n))?;
+    let initial = initial_poses(problem, &config.data, dir, observer)?;
     let (mut training, held_out) = split(initial, config.data.held_out, config.data.seed);
     let dims = problem.space.dims();
     let center: Vec<f64> = (0..dims)
