@@ -82,6 +82,10 @@ pub enum Variant {
     /// One small network per segment of the garment (vertices grouped by
     /// dominant bone), fed only the bones that influence the segment.
     Segmented,
+    /// `Linear`, then a `Pca` network fitted to what the ridge leaves (its
+    /// own basis of that remainder): the linear map plus a nonlinear
+    /// correction, so the network need not relearn the linear part.
+    Stacked,
 }
 
 /// The approximator's shape.
@@ -91,13 +95,13 @@ pub struct ApproxModelConfig {
     pub variant: Variant,
     /// Widths of the hidden layers (Bailey et al.: two of 512).
     pub hidden: Vec<usize>,
-    /// PCA components (`Pca` and `Linear`).
+    /// PCA components (`Pca`, `Linear` and each stage of `Stacked`).
     pub components: usize,
     /// Hidden widths of each segment's network (`Segmented`).
     pub segment_hidden: Vec<usize>,
     /// A segment smaller than this joins its bone's parent's segment.
     pub segment_min_vertices: usize,
-    /// Ridge strengths λ the `Linear` variant tries (on standardised
+    /// Ridge strengths λ the `Linear` variant (and `Stacked`'s first stage) tries (on standardised
     /// inputs); the one with the lowest validation error is kept.
     pub ridge: Vec<f64>,
 }

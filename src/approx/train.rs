@@ -303,6 +303,46 @@ struct FittedPart {
     info: PartInfo,
     /// The epoch whose weights were kept (0 for ridge).
     epoch: usize,
+    /// Its basis's mean over its columns (added to the residual mean).
+    offset: Vec<f64>,
+}
+
+/// What a whole-garment part predicts (its basis's mean included) for the
+/// standardised inputs `x`, in the centred residuals' columns.
+fn part_prediction(fitted: &FittedPart, x: &DMatrix<f64>) -> DMatrix<f64> {
+    let mut a = x.select_columns(&fitted.info.inputs);
+    let last = fitted.part.layers.len() - 1;
+    for (l, layer) in fitted.part.layers.iter().enumerate() {
+        let w = DMatrix::from_row_iterator(
+            layer.inputs,
+            layer.outputs,
+            layer.weight.iter().map(|&v| f64::from(v)),
+        );
+        a = &a * w;
+        for mut row in a.row_iter_mut() {
+            for (v, b) in row.iter_mut().zip(&layer.bias) {
+                *v += f64::from(*b);
+                if l != last {
+                    *v = v.tanh();
+                }
+            }
+        }
+    }
+    if let Some(basis) = &fitted.part.basis {
+        let width = fitted.offset.len();
+        let components = DMatrix::from_row_iterator(
+            basis.len() / width,
+            width,
+            basis.iter().map(|&v| f64::from(v)),
+        );
+        a = &a * components;
+    }
+    for mut row in a.row_iter_mut() {
+        for (v, m) in row.iter_mut().zip(&fitted.offset) {
+            *v += m;
+        }
+    }
+    a
 }
 
 /// Trains a model of `config` on `set` for `garment` on a body of
@@ -328,7 +368,7 @@ pub fn train(
         |x: &DMatrix<f64>| DMatrix::from_fn(x.nrows(), f, |i, j| (x[(i, j)] - mean[j]) / scale[j]);
     let centre =
         |r: &DMatrix<f64>| DMatrix::from_fn(r.nrows(), d, |i, j| r[(i, j)] - residual_mean[j]);
-    let data = PreparedData {
+    let mut data = PreparedData {
         x_fit: standardise(&fit.inputs),
         x_val: val.as_ref().map(|v| standardise(&v.inputs)),
         r_fit: centre(&fit.residuals),
@@ -351,6 +391,16 @@ pub fn train(
             &mut rng,
             progress,
         )?;
+        if config.variant == Variant::Stacked {
+            // The next stage fits what this one leaves.
+            let leave = |x: &DMatrix<f64>, r: &mut DMatrix<f64>| {
+                *r -= part_prediction(&fitted, x);
+            };
+            leave(&data.x_fit, &mut data.r_fit);
+            if let (Some(x), Some(r)) = (&data.x_val, &mut data.r_val) {
+                leave(x, r);
+            }
+        }
         epochs.push(fitted.epoch);
         infos.push(fitted.info);
         parts.push(fitted.part);
@@ -458,6 +508,10 @@ fn part_plans(
         Variant::Full => vec![all(config.hidden.clone(), 0)],
         Variant::Pca => vec![all(config.hidden.clone(), config.components)],
         Variant::Linear => vec![all(Vec::new(), config.components)],
+        Variant::Stacked => vec![
+            all(Vec::new(), config.components),
+            all(config.hidden.clone(), config.components),
+        ],
         Variant::Segmented => segments(garment, parents, config.segment_min_vertices)
             .into_iter()
             .map(|(_, vertices)| {
@@ -560,6 +614,9 @@ fn fit_part(
             basis: pca.as_ref().map(|p| to_f32(&p.components)),
         },
         epoch,
+        offset: pca
+            .as_ref()
+            .map_or(vec![0.0; cols.len()], |p| p.mean.iter().copied().collect()),
     })
 }
 

@@ -216,9 +216,10 @@ fn train(args: TrainArgs) -> senc::Result<()> {
             "pca" => Variant::Pca,
             "linear" => Variant::Linear,
             "segmented" => Variant::Segmented,
+            "stacked" => Variant::Stacked,
             other => {
                 return Err(senc::Error::invalid(format!(
-                    "--variant {other:?}: expected full, pca, linear or segmented"
+                    "--variant {other:?}: expected full, pca, linear, segmented or stacked"
                 )));
             }
         };
