@@ -5,7 +5,7 @@
 //! 01_01 only; then its recall on the benchmark poses whose legs collide
 //! (CMU 01_03), beside that of the whole-body field.
 //!
-//!     cargo run --release --example posefix_legs -- runs/posefix_legs [runs/posefix]
+//!     cargo run --release --example posefix_legs -- runs/posefix_legs [runs/posefix] [configs/posefix.ron]
 
 use std::path::Path;
 
@@ -31,6 +31,7 @@ fn main() -> senc::Result<()> {
     let mut args = std::env::args().skip(1);
     let out = args.next().unwrap_or_else(|| "runs/posefix_legs".into());
     let whole = args.next().unwrap_or_else(|| "runs/posefix".into());
+    let config_path = args.next().unwrap_or_else(|| "configs/posefix.ron".into());
     let body = Body::makehuman()?;
     // Only pairs of leg parts may collide.
     let mut map = PartMap::cmu_mb()?;
@@ -58,7 +59,7 @@ fn main() -> senc::Result<()> {
         .collect();
     let space = PoseSpace::new(&body.skeleton, &leg_joints)?;
     let limits = JointLimits::shipped(&body, &space, 0.1)?;
-    let mut config = PosefixConfig::read(Path::new("configs/posefix.ron"))?;
+    let mut config = PosefixConfig::read(Path::new(&config_path))?;
     config.train.epochs = 30;
     let problem = FieldProblem {
         body: &body,

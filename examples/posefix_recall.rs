@@ -1,7 +1,8 @@
 //! Which benchmark collisions a trained collision field recognises: the
 //! pose-repair library end to end without the CLI (load a field, rebuild
 //! the benchmark poses, label each exactly, evaluate g), grouped by the
-//! colliding part pairs.
+//! colliding part pairs. Either kind of field: one network, or one per
+//! group of part pairs.
 //!
 //!     cargo run --release --example posefix_recall -- runs/posefix
 
@@ -10,7 +11,7 @@ use std::path::Path;
 
 use senc::body::{Body, PartMap};
 use senc::posefix::benchmark::Benchmark;
-use senc::posefix::field::CollisionField;
+use senc::posefix::groups::load_field;
 use senc::posefix::label::SelfCollisionLabel;
 use senc::posefix::space::{JointLimits, PoseSpace};
 
@@ -20,7 +21,7 @@ fn main() -> senc::Result<()> {
         .unwrap_or_else(|| "runs/posefix".into());
     let body = Body::makehuman()?;
     let space = PoseSpace::cmu_mb(&body.skeleton)?;
-    let field = CollisionField::load(Path::new(&dir))?;
+    let field = load_field(Path::new(&dir))?;
     field.check_for(&body, &space)?;
     let limits = JointLimits::shipped(&body, &space, 0.1)?;
     let label = SelfCollisionLabel::new(&body, &PartMap::cmu_mb()?)?;

@@ -86,13 +86,14 @@ fn benchmark_poses_collide() {
 
 /// Every shipped pose-repair config parses and validates; the ablations
 /// differ from the method only in the gradient term, the contact-path
-/// variant only in its contact paths.
+/// variant only in its contact paths, the grouped field only in its groups,
+/// which hold every part pair.
 #[test]
 fn shipped_posefix_configs_validate() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs");
     let method = PosefixConfig::read(&dir.join("posefix.ron")).unwrap();
     assert!(method.data.contacts.is_none());
-    let (mut ablations, mut contacts) = (0, 0);
+    let (mut ablations, mut contacts, mut grouped) = (0, 0, 0);
     for entry in std::fs::read_dir(&dir).unwrap() {
         let path = entry.unwrap().path();
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
@@ -100,6 +101,18 @@ fn shipped_posefix_configs_validate() {
             let mut config = PosefixConfig::read(&path).unwrap_or_else(|e| panic!("{e}"));
             if config.data.contacts.take().is_some() {
                 contacts += 1;
+            } else if let Some(groups) = config.groups.take() {
+                let body = Body::makehuman().unwrap();
+                let space = PoseSpace::cmu_mb(&body.skeleton).unwrap();
+                let resolved = senc::posefix::groups::resolve_groups(
+                    &body,
+                    &PartMap::cmu_mb().unwrap(),
+                    &space,
+                    &groups,
+                )
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+                assert_eq!(resolved.len(), groups.len());
+                grouped += 1;
             } else {
                 assert_ne!(
                     config.train.gradient_term, method.train.gradient_term,
@@ -114,7 +127,7 @@ fn shipped_posefix_configs_validate() {
             );
         }
     }
-    assert_eq!((ablations, contacts), (3, 1));
+    assert_eq!((ablations, contacts, grouped), (3, 1, 1));
     // A contact step of zero is an error naming the file and the value.
     let text = std::fs::read_to_string(dir.join("posefix_contacts.ron")).unwrap();
     let tmp = tempfile::tempdir().unwrap();
@@ -294,4 +307,68 @@ fn direct_repair_frees_benchmark_poses_and_motions() {
         d.to_str().unwrap(),
     ]);
     assert!(!both.status.success());
+}
+
+/// A field per group of part pairs: `train` with `groups` writes one field
+/// per group over its own joints and `groups.ron`; the legs' field does not
+/// change when an arm moves; `eval` reads the grouped directory.
+#[test]
+fn grouped_field_trains_over_each_groups_joints() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let config = d.join("grouped.ron");
+    let legs =
+        r#"["LeftUpLeg", "LeftLeg", "LeftFootPart", "RightUpLeg", "RightLeg", "RightFootPart"]"#;
+    let groups = format!(
+        "    groups: Some([(name: \"legs\", parts: {legs}, against: Some({legs})),\n\
+         (name: \"rest\", parts: [\"LeftShoulder\", \"LeftArm\", \"LeftForeArm\", \"LeftHandPart\", \
+         \"RightShoulder\", \"RightArm\", \"RightForeArm\", \"RightHandPart\", \"PelvisPart\", \
+         \"LowerBack\", \"Spine\", \"Spine1\", \"Neck\", \"HeadPart\"])]),\n)"
+    );
+    let text = SMALL_CONFIG.replace("EPOCHS", "2");
+    let text = format!("{}{groups}", text.trim_end().trim_end_matches(')'));
+    std::fs::write(&config, text).unwrap();
+    let out_dir = d.join("grouped");
+    let out = ok(&senc(&[
+        "posefix",
+        "train",
+        "--config",
+        config.to_str().unwrap(),
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]));
+    assert!(out.contains("group legs: 8 joints"), "{out}");
+    assert!(out.contains("done: 2 group fields"), "{out}");
+    assert!(out_dir.join("groups.ron").is_file());
+    assert!(out_dir.join("legs/log.csv").is_file());
+
+    let field = senc::posefix::groups::GroupedField::load(&out_dir).unwrap();
+    let body = Body::makehuman().unwrap();
+    let space = PoseSpace::cmu_mb(&body.skeleton).unwrap();
+    use senc::posefix::field::PoseField;
+    field.check_for(&body, &space).unwrap();
+    let motion = Motion::builtin("01_03", &body).unwrap();
+    let theta = space.encode(&motion.frames[100]).unwrap();
+    let mut moved = space.encode(&motion.frames[400]).unwrap();
+    // The legs as in frame 100, everything else as in frame 400.
+    let legs_field = &field.members[0];
+    assert_eq!(legs_field.name, "legs");
+    for &i in &legs_field.dims {
+        moved[i] = theta[i];
+    }
+    assert_eq!(field.values(&theta)[0], field.values(&moved)[0]);
+    assert_ne!(field.values(&theta)[1], field.values(&moved)[1]);
+
+    let bench_path = three_pose_benchmark(d);
+    let json = ok(&senc(&[
+        "posefix",
+        "eval",
+        "--field",
+        out_dir.to_str().unwrap(),
+        "--benchmark",
+        bench_path.to_str().unwrap(),
+        "--json",
+    ]));
+    let report: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(report["repair"]["poses"], 3);
 }

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use super::contact::ContactConfig;
+use super::groups::PairGroupConfig;
 use crate::{Error, Result};
 
 /// The whole file.
@@ -18,6 +19,11 @@ pub struct PosefixConfig {
     pub field: FieldConfig,
     /// Training.
     pub train: FieldTrainConfig,
+    /// A field per group of part pairs, each over the joints its pairs
+    /// depend on ([`super::groups`]); `None`: one field over the whole
+    /// pose space.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub groups: Option<Vec<PairGroupConfig>>,
 }
 
 /// Where the labelled training poses come from.
@@ -152,6 +158,24 @@ impl PosefixConfig {
         }
         if t.active_every > 0 && (t.active_poses == 0 || t.active_steps == 0) {
             return bad("active learning needs active_poses and active_steps ≥ 1");
+        }
+        if let Some(groups) = &self.groups {
+            let mut names = std::collections::BTreeSet::new();
+            for g in groups {
+                let plain = !g.name.is_empty()
+                    && g.name
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '_');
+                if !plain || !names.insert(g.name.as_str()) || g.parts.is_empty() {
+                    return bad(&format!(
+                        "groups: {:?} needs a unique name of letters, digits and _ and at least one part",
+                        g.name
+                    ));
+                }
+            }
+            if groups.is_empty() {
+                return bad("groups: list at least one group, or leave it out");
+            }
         }
         Ok(())
     }

@@ -260,13 +260,7 @@ impl<'a> ContactSampler<'a> {
             for d in &mut delta {
                 *d *= factor;
             }
-            let moved: Vec<f64> = theta
-                .iter()
-                .zip(&delta)
-                .enumerate()
-                .map(|(i, (t, d))| (t + d).clamp(lower[i], upper[i]))
-                .collect();
-            match self.space.project(&moved) {
+            match self.space.step_within(&theta, &delta, &lower, &upper) {
                 Some(next) => theta = next,
                 None => break,
             }

@@ -272,15 +272,12 @@ impl<'a> DirectRepair<'a> {
                     &theta0,
                     options,
                 );
-                let moved: Vec<f64> = theta
-                    .iter()
-                    .zip(&step)
-                    .enumerate()
-                    .map(|(i, (t, d))| (t + d).clamp(lower[i], upper[i]))
-                    .collect();
-                next = self.space.project(&moved).ok_or_else(|| {
-                    Error::invalid("direct repair: a step reached a degenerate rotation")
-                })?;
+                next = self
+                    .space
+                    .step_within(&theta, &step, &lower, &upper)
+                    .ok_or_else(|| {
+                        Error::invalid("direct repair: a step reached a degenerate rotation")
+                    })?;
                 let taken: f64 = next.iter().zip(&theta).map(|(a, b)| (a - b).powi(2)).sum();
                 let asked: f64 = step.iter().map(|d| d * d).sum();
                 if taken >= 0.01 * asked {

@@ -115,7 +115,35 @@ pub fn softplus_derivative(z: f64, beta: f64) -> f64 {
     }
 }
 
-/// A trained collision field.
+/// What the solvers ask of a collision field over the pose space.
+pub trait PoseField: Sync {
+    /// Dimension of θ.
+    fn dims(&self) -> usize;
+    /// g(θ).
+    fn value(&self, theta: &[f64]) -> f64;
+    /// g(θ) and ∇g(θ).
+    fn value_and_gradient(&self, theta: &[f64]) -> (f64, Vec<f64>);
+    /// Checks that the field belongs to `body` and `space`; the error says
+    /// what differs.
+    fn check_for(&self, body: &Body, space: &PoseSpace) -> Result<()>;
+}
+
+impl PoseField for CollisionField {
+    fn dims(&self) -> usize {
+        CollisionField::dims(self)
+    }
+    fn value(&self, theta: &[f64]) -> f64 {
+        CollisionField::value(self, theta)
+    }
+    fn value_and_gradient(&self, theta: &[f64]) -> (f64, Vec<f64>) {
+        CollisionField::value_and_gradient(self, theta)
+    }
+    fn check_for(&self, body: &Body, space: &PoseSpace) -> Result<()> {
+        CollisionField::check_for(self, body, space)
+    }
+}
+
+/// A trained collision field: one network over its pose space.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CollisionField {
     /// Shapes and provenance.

@@ -21,7 +21,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::field::CollisionField;
+use super::field::PoseField;
 use super::label::SelfCollisionLabel;
 use super::space::{DIMS_PER_JOINT, JointLimits, PoseSpace};
 use crate::body::{Pose, Skeleton};
@@ -114,7 +114,7 @@ pub struct Fixed {
 /// carried correction for motions. Errors for θ of the wrong size or not
 /// finite.
 pub fn fix(
-    field: &CollisionField,
+    field: &dyn PoseField,
     space: &PoseSpace,
     distance: &PoseDistance,
     limits: &JointLimits,
@@ -163,7 +163,7 @@ pub fn fix(
 }
 
 fn projection(
-    field: &CollisionField,
+    field: &dyn PoseField,
     distance: &PoseDistance,
     lower: &[f64],
     upper: &[f64],
@@ -231,7 +231,7 @@ fn projection(
 }
 
 fn slsqp_solve(
-    field: &CollisionField,
+    field: &dyn PoseField,
     distance: &PoseDistance,
     lower: &[f64],
     upper: &[f64],
@@ -307,7 +307,7 @@ pub struct VerifiedFix {
 /// θ is `base` itself, bit for bit.
 #[allow(clippy::too_many_arguments)]
 pub fn fix_verified(
-    field: &CollisionField,
+    field: &dyn PoseField,
     space: &PoseSpace,
     distance: &PoseDistance,
     limits: &JointLimits,

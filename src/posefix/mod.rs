@@ -11,6 +11,7 @@ pub mod contact;
 pub mod direct;
 pub mod field;
 pub mod fix;
+pub mod groups;
 pub mod label;
 pub mod samples;
 pub mod sequence;

@@ -40,12 +40,8 @@ pub fn perturbed(
     rng: &mut ChaCha8Rng,
 ) -> Option<Vec<f64>> {
     let (lower, upper) = limits.bounds();
-    let t: Vec<f64> = theta
-        .iter()
-        .enumerate()
-        .map(|(i, v)| (v + normal.sample(rng)).clamp(lower[i], upper[i]))
-        .collect();
-    space.project(&t)
+    let noise: Vec<f64> = theta.iter().map(|_| normal.sample(rng)).collect();
+    space.step_within(theta, &noise, &lower, &upper)
 }
 
 /// A value uniform in [l, h) (l itself when the range is empty).

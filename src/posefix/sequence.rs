@@ -19,7 +19,7 @@
 use rayon::prelude::*;
 
 use super::direct::{DirectOptions, DirectRepair};
-use super::field::CollisionField;
+use super::field::PoseField;
 use super::fix::{FixOptions, Fixed, PoseDistance, fix_verified};
 use super::label::SelfCollisionLabel;
 use super::space::{JointLimits, PoseSpace};
@@ -45,7 +45,7 @@ pub struct FrameFix {
 /// `step` for a frame the exact label still finds colliding.
 #[allow(clippy::too_many_arguments)]
 pub fn fix_motion(
-    field: &CollisionField,
+    field: &dyn PoseField,
     space: &PoseSpace,
     distance: &PoseDistance,
     limits: &JointLimits,

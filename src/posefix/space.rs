@@ -165,6 +165,26 @@ impl PoseSpace {
         Some(out)
     }
 
+    /// θ + δ clamped into the box [lower, upper] number by number, then
+    /// moved onto the rotations ([`Self::project`]): one step of a path in
+    /// the pose space that stays within the joint limits. `None` where a
+    /// joint's 6D vector is degenerate.
+    pub fn step_within(
+        &self,
+        theta: &[f64],
+        delta: &[f64],
+        lower: &[f64],
+        upper: &[f64],
+    ) -> Option<Vec<f64>> {
+        let moved: Vec<f64> = theta
+            .iter()
+            .zip(delta)
+            .enumerate()
+            .map(|(i, (t, d))| (t + d).clamp(lower[i], upper[i]))
+            .collect();
+        self.project(&moved)
+    }
+
     /// Per joint of the space, the number of joints in its kinematic
     /// subtree (itself included) that are in the space: the weight of the
     /// joint's rotation in the pose distance (turning a joint moves all of

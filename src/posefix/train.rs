@@ -43,7 +43,7 @@ use serde::{Deserialize, Serialize};
 
 use super::config::{FieldTrainConfig, GradientTerm, PoseDataConfig, PosefixConfig};
 use super::contact::ContactSampler;
-use super::field::{BodyFingerprint, CollisionField, FieldInfo, Layer};
+use super::field::{BodyFingerprint, CollisionField, FieldInfo, Layer, PoseField};
 use super::label::SelfCollisionLabel;
 use super::samples::{self, LabelledPoses};
 use super::space::{JointLimits, PoseSpace};
@@ -225,7 +225,7 @@ pub struct FieldQuality {
 }
 
 /// The quality of `field` on `set`.
-pub fn field_quality(field: &CollisionField, set: &LabelledPoses) -> FieldQuality {
+pub fn field_quality(field: &dyn PoseField, set: &LabelledPoses) -> FieldQuality {
     use rayon::prelude::*;
     let results: Vec<(f64, f64)> = set
         .thetas
@@ -502,13 +502,8 @@ pub fn active_paths(
             let mut path = Vec::with_capacity(steps);
             for _ in 0..steps {
                 let (g, grad) = field.value_and_gradient(&theta);
-                let moved: Vec<f64> = theta
-                    .iter()
-                    .zip(&grad)
-                    .enumerate()
-                    .map(|(i, (t, d))| (t - rate * g * d).clamp(lower[i], upper[i]))
-                    .collect();
-                match problem.space.project(&moved) {
+                let descent: Vec<f64> = grad.iter().map(|d| -rate * g * d).collect();
+                match problem.space.step_within(&theta, &descent, &lower, &upper) {
                     Some(p) => theta = p,
                     None => break,
                 }
@@ -529,6 +524,9 @@ pub trait FieldTrainingObserver {
     fn epoch(&self, _record: &EpochRecord, _epochs: usize) {}
     /// Active learning labelled `poses` poses (`colliding` of them colliding).
     fn active(&self, _epoch: usize, _poses: usize, _colliding: usize) {}
+    /// Training of group `index` of `groups` (named `name`, over `joints`)
+    /// starts.
+    fn group(&self, _index: usize, _groups: usize, _name: &str, _joints: &[String]) {}
 }
 
 /// The result of a training run.
@@ -649,6 +647,55 @@ pub fn train_field(
         poses: training.len(),
         resumed_from: start,
     })
+}
+
+/// Trains (or resumes) a field per group of part pairs of `config.groups`
+/// into `dir/<group>` ([`super::groups`]): each over the joints its pairs
+/// depend on, labelled by the exact test of its pairs alone, with the
+/// samplers, network and schedule of `config`; then writes
+/// `dir/groups.ron`. `problem` is the whole pose space's; its label's part
+/// map is `map`.
+pub fn train_grouped_field(
+    problem: &FieldProblem,
+    map: &crate::body::PartMap,
+    config: &PosefixConfig,
+    dir: &Path,
+    observer: &dyn FieldTrainingObserver,
+) -> Result<Vec<(String, TrainedField)>> {
+    use super::groups::{GroupsInfo, resolve_groups};
+    let configs = config
+        .groups
+        .as_deref()
+        .ok_or_else(|| Error::invalid("posefix config: no groups to train"))?;
+    let groups = resolve_groups(problem.body, map, problem.space, configs)?;
+    let mut trained = Vec::new();
+    for (k, group) in groups.iter().enumerate() {
+        observer.group(k, groups.len(), &group.name, &group.joints);
+        let group_map = group.part_map(problem.body, map)?;
+        let label = SelfCollisionLabel::new(problem.body, &group_map)?;
+        let space = group.space(problem.body)?;
+        let limits = group.limits(problem.limits)?;
+        let sub = FieldProblem {
+            body: problem.body,
+            space: &space,
+            limits: &limits,
+            label: &label,
+            base: problem.base.clone(),
+        };
+        trained.push((
+            group.name.clone(),
+            train_field(&sub, config, &dir.join(&group.name), observer)?,
+        ));
+    }
+    GroupsInfo {
+        joints: problem.space.names.clone(),
+        groups: groups
+            .iter()
+            .map(|g| (g.name.clone(), g.joints.clone()))
+            .collect(),
+    }
+    .save(dir)?;
+    Ok(trained)
 }
 
 /// The network, optimizer state, RNG and epoch of the checkpoint in `dir`,
