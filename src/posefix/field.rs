@@ -123,6 +123,13 @@ pub trait PoseField: Sync {
     fn value(&self, theta: &[f64]) -> f64;
     /// g(θ) and ∇g(θ).
     fn value_and_gradient(&self, theta: &[f64]) -> (f64, Vec<f64>);
+    /// The constraints g_k(θ) ≥ C_l whose conjunction is g(θ) ≥ C_l, each
+    /// with its gradient: g itself for one network, every group's field
+    /// for a minimum of several (the solvers keep all of them, so a step
+    /// out of one group's collision cannot walk into another's).
+    fn constraints(&self, theta: &[f64]) -> Vec<(f64, Vec<f64>)> {
+        vec![self.value_and_gradient(theta)]
+    }
     /// Checks that the field belongs to `body` and `space`; the error says
     /// what differs.
     fn check_for(&self, body: &Body, space: &PoseSpace) -> Result<()>;

@@ -15,6 +15,12 @@
 //!   point of the problem (θ − θ₀ ∥ W⁻¹∇g on the constraint). A few field
 //!   evaluations instead of SLSQP's line searches.
 //!
+//! A field that is the minimum of several (one per group of part pairs)
+//! gives one constraint per group ([`PoseField::constraints`]): the
+//! projection then solves the linearised subproblem with all of them
+//! (θ = θ₀ + Σₖ λₖ W⁻¹∇gₖ, the multipliers λ ≥ 0 from the active set), and
+//! SLSQP gets them as separate constraints.
+//!
 //! The result is projected onto the rotations and its g evaluated there;
 //! [`fix_verified`] checks it with the exact label and retries at a higher
 //! C_l while it still collides.
@@ -174,37 +180,51 @@ fn projection(
     let mut theta = theta0.to_vec();
     let mut evaluations = 0;
     for _ in 0..options.max_iterations {
-        let (g, grad) = field.value_and_gradient(&theta);
+        let constraints = field.constraints(&theta);
         evaluations += 1;
-        let scaled: Vec<f64> = grad
+        let scaled: Vec<Vec<f64>> = constraints
             .iter()
-            .zip(&distance.weights)
-            .map(|(d, w)| d / w)
+            .map(|(_, grad)| {
+                grad.iter()
+                    .zip(&distance.weights)
+                    .map(|(d, w)| d / w)
+                    .collect()
+            })
             .collect();
-        // The subproblem with the box: θ = θ₀ + λ W⁻¹∇g on the free
+        // The subproblem with the box: θ = θ₀ + Σₖ λₖ W⁻¹∇gₖ on the free
         // components, the bound on the clamped ones; a component whose
         // bound the step crosses is clamped and λ solved again.
         let mut clamped: Vec<Option<f64>> = vec![None; n];
         let mut next = theta.clone();
         for _ in 0..n {
-            let fixed_part: f64 = (0..n)
-                .map(|i| grad[i] * (clamped[i].unwrap_or(theta0[i]) - theta[i]))
-                .sum();
-            let curvature: f64 = (0..n)
-                .filter(|&i| clamped[i].is_none())
-                .map(|i| grad[i] * scaled[i])
-                .sum();
-            let lambda = if curvature > 1e-300 {
-                ((options.level - g - fixed_part) / curvature).max(0.0)
-            } else {
-                0.0
-            };
+            // Linearised constraint k: Σⱼ Mₖⱼ λⱼ ≥ rₖ.
+            let m = constraints.len();
+            let mut matrix = vec![0.0; m * m];
+            let mut rhs = vec![0.0; m];
+            for (k, (g, grad)) in constraints.iter().enumerate() {
+                let fixed_part: f64 = (0..n)
+                    .map(|i| grad[i] * (clamped[i].unwrap_or(theta0[i]) - theta[i]))
+                    .sum();
+                rhs[k] = options.level - g - fixed_part;
+                for (j, s) in scaled.iter().enumerate() {
+                    matrix[k * m + j] = (0..n)
+                        .filter(|&i| clamped[i].is_none())
+                        .map(|i| grad[i] * s[i])
+                        .sum();
+                }
+            }
+            let lambda = multipliers(&matrix, &rhs);
             let mut newly = false;
             for i in 0..n {
                 next[i] = match clamped[i] {
                     Some(b) => b,
                     None => {
-                        let v = theta0[i] + lambda * scaled[i];
+                        let mut v = theta0[i];
+                        for (l, s) in lambda.iter().zip(&scaled) {
+                            if *l != 0.0 {
+                                v += l * s[i];
+                            }
+                        }
                         if v < lower[i] || v > upper[i] {
                             clamped[i] = Some(v.clamp(lower[i], upper[i]));
                             newly = true;
@@ -230,6 +250,66 @@ fn projection(
     (theta, evaluations, false)
 }
 
+/// λ ≥ 0 with Mλ ≥ r and λₖ = 0 wherever (Mλ)ₖ > rₖ (the multipliers of
+/// the linearised subproblem; M = AW⁻¹Aᵀ over the free components, m × m
+/// row-major): the active set found by trying the subsets of constraints
+/// from the smallest. One constraint: λ = max(r / M, 0). A constraint with
+/// no curvature (its gradient zero on the free components) is left out.
+fn multipliers(matrix: &[f64], rhs: &[f64]) -> Vec<f64> {
+    let m = rhs.len();
+    let usable: Vec<usize> = (0..m).filter(|&k| matrix[k * m + k] > 1e-300).collect();
+    let mut lambda = vec![0.0; m];
+    if usable.len() == 1 && m == 1 {
+        lambda[0] = (rhs[0] / matrix[0]).max(0.0);
+        return lambda;
+    }
+    if usable.is_empty() {
+        return lambda;
+    }
+    // At most 2^12 subsets; more groups than that are out of scope.
+    let u = usable.len().min(12);
+    let mut subsets: Vec<u32> = (0..1u32 << u).collect();
+    subsets.sort_by_key(|s| s.count_ones());
+    let slack = |lam: &[f64], k: usize| -> f64 {
+        (0..m).map(|j| matrix[k * m + j] * lam[j]).sum::<f64>() - rhs[k]
+    };
+    for subset in subsets {
+        let active: Vec<usize> = (0..u)
+            .filter(|b| subset & (1 << b) != 0)
+            .map(|b| usable[b])
+            .collect();
+        let mut trial = vec![0.0; m];
+        if !active.is_empty() {
+            let a = nalgebra::DMatrix::from_fn(active.len(), active.len(), |p, q| {
+                matrix[active[p] * m + active[q]]
+            });
+            let b = nalgebra::DVector::from_fn(active.len(), |p, _| rhs[active[p]]);
+            let Some(solution) = a.lu().solve(&b) else {
+                continue;
+            };
+            if solution.iter().any(|v| !v.is_finite() || *v < 0.0) {
+                continue;
+            }
+            for (p, &k) in active.iter().enumerate() {
+                trial[k] = solution[p];
+            }
+        }
+        let tolerance = 1e-12 * (1.0 + rhs.iter().fold(0.0f64, |a, r| a.max(r.abs())));
+        if usable.iter().all(|&k| slack(&trial, k) >= -tolerance) {
+            return trial;
+        }
+    }
+    // No consistent active set (linearisations that contradict each
+    // other): the most violated constraint alone.
+    let worst = usable
+        .iter()
+        .copied()
+        .max_by(|&a, &b| rhs[a].total_cmp(&rhs[b]))
+        .unwrap_or(0);
+    lambda[worst] = (rhs[worst] / matrix[worst * m + worst]).max(0.0);
+    lambda
+}
+
 fn slsqp_solve(
     field: &dyn PoseField,
     distance: &PoseDistance,
@@ -248,20 +328,38 @@ fn slsqp_solve(
         }
         distance.value(x, theta0)
     };
-    let constraint = |x: &[f64], gradient: Option<&mut [f64]>, _: &mut ()| -> f64 {
-        evaluations.set(evaluations.get() + 1);
-        match gradient {
-            Some(out) => {
-                let (g, grad) = field.value_and_gradient(x);
+    // One constraint per field of the conjunction ([`PoseField::constraints`]).
+    let count = field.constraints(theta0).len();
+    let constraint_k = |k: usize| {
+        let evaluations = &evaluations;
+        move |x: &[f64], gradient: Option<&mut [f64]>, _: &mut ()| -> f64 {
+            if k == 0 {
+                evaluations.set(evaluations.get() + 1);
+            }
+            if count == 1 {
+                return match gradient {
+                    Some(out) => {
+                        let (g, grad) = field.value_and_gradient(x);
+                        for (o, d) in out.iter_mut().zip(grad) {
+                            *o = -d;
+                        }
+                        options.level - g
+                    }
+                    None => options.level - field.value(x),
+                };
+            }
+            let (g, grad) = field.constraints(x).swap_remove(k);
+            if let Some(out) = gradient {
                 for (o, d) in out.iter_mut().zip(grad) {
                     *o = -d;
                 }
-                options.level - g
             }
-            None => options.level - field.value(x),
+            options.level - g
         }
     };
-    let constraints: Vec<&dyn slsqp::Func<()>> = vec![&constraint];
+    let funcs: Vec<_> = (0..count).map(constraint_k).collect();
+    let constraints: Vec<&dyn slsqp::Func<()>> =
+        funcs.iter().map(|f| f as &dyn slsqp::Func<()>).collect();
     let bounds: Vec<(f64, f64)> = lower.iter().copied().zip(upper.iter().copied()).collect();
     let tolerances = slsqp::StopTols {
         xtol_abs: vec![options.tolerance; theta0.len()],

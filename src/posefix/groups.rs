@@ -373,6 +373,21 @@ impl PoseField for GroupedField {
         (g, full)
     }
 
+    /// Every group's g_k and its gradient over the whole θ.
+    fn constraints(&self, theta: &[f64]) -> Vec<(f64, Vec<f64>)> {
+        self.members
+            .iter()
+            .map(|member| {
+                let (g, grad) = member.field.value_and_gradient(&self.slice(member, theta));
+                let mut full = vec![0.0; self.dims()];
+                for (&i, d) in member.dims.iter().zip(grad) {
+                    full[i] = d;
+                }
+                (g, full)
+            })
+            .collect()
+    }
+
     fn check_for(&self, body: &Body, space: &PoseSpace) -> Result<()> {
         if self.joints != space.names {
             return Err(Error::invalid(format!(
