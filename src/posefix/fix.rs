@@ -534,6 +534,84 @@ mod tests {
         assert!(gap < 1e-3, "the solvers disagree by {gap}");
     }
 
+    /// A grouped field (two groups over different joints, both violated at
+    /// the start): both solvers end with every group at or above the level,
+    /// at a KKT point W(θ − θ₀) = Σₖ μₖ∇gₖ with μ ≥ 0, and agree.
+    #[test]
+    fn solvers_keep_every_group_of_a_grouped_field() {
+        use crate::posefix::groups::GroupedField;
+        let name = |mut f: crate::posefix::field::CollisionField, joints: &[&str]| {
+            f.info.joints = joints.iter().map(|s| s.to_string()).collect();
+            f
+        };
+        let field = GroupedField::new(
+            vec!["j0".into(), "j1".into(), "j2".into()],
+            vec![
+                (
+                    "a".into(),
+                    name(random_field(&[12, 16, 1], 21), &["j0", "j1"]),
+                ),
+                (
+                    "b".into(),
+                    name(random_field(&[12, 16, 1], 22), &["j1", "j2"]),
+                ),
+            ],
+        )
+        .unwrap();
+        let space = space_of(3);
+        let limits = wide_limits(&space, 100.0);
+        let distance = PoseDistance {
+            weights: (0..18).map(|i| 1.0 + (i / 6) as f64).collect(),
+        };
+        let t: Vec<f64> = (0..18).map(|i| ((i * 5) as f64 * 0.37).cos()).collect();
+        let theta0 = space.project(&t).unwrap();
+        let start = field.constraints(&theta0);
+        let level = start[0].0.max(start[1].0) + 0.05;
+        let mut results = Vec::new();
+        for solver in [Solver::Projection, Solver::Slsqp] {
+            let options = FixOptions {
+                level,
+                solver,
+                max_iterations: 500,
+                tolerance: 1e-10,
+            };
+            let (lower, upper) = limits.bounds();
+            let (theta, _, met) = match solver {
+                Solver::Projection => {
+                    projection(&field, &distance, &lower, &upper, &theta0, &options)
+                }
+                Solver::Slsqp => slsqp_solve(&field, &distance, &lower, &upper, &theta0, &options),
+            };
+            assert!(met, "{solver:?} did not converge");
+            let constraints = field.constraints(&theta);
+            for (k, (g, _)) in constraints.iter().enumerate() {
+                assert!(g - level > -1e-5, "{solver:?}: group {k} at {g} < {level}");
+            }
+            // KKT: least-squares μ over the two gradients, residual small.
+            let lhs =
+                nalgebra::DVector::from_fn(18, |i, _| distance.weights[i] * (theta[i] - theta0[i]));
+            let a = nalgebra::DMatrix::from_fn(18, 2, |i, k| constraints[k].1[i]);
+            let mu = (a.transpose() * &a)
+                .lu()
+                .solve(&(a.transpose() * &lhs))
+                .unwrap();
+            assert!(mu.iter().all(|&m| m > -1e-6), "{solver:?}: μ {mu:?}");
+            let residual = (&lhs - &a * &mu).norm();
+            assert!(
+                residual < 1e-3 * lhs.norm().max(1e-9),
+                "{solver:?}: not a KKT point ({residual} vs {})",
+                lhs.norm()
+            );
+            results.push(theta);
+        }
+        let gap = results[0]
+            .iter()
+            .zip(&results[1])
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f64::max);
+        assert!(gap < 1e-3, "the solvers disagree by {gap}");
+    }
+
     #[test]
     fn a_free_pose_is_left_alone_and_bad_input_is_an_error() {
         let field = random_field(&[12, 8, 1], 2);
