@@ -56,8 +56,8 @@ row "SLSQP, one shot" posefix --solver slsqp --level 0.05
 row "projection + exact check, ≤ 10 retries" posefix --retries 10
 row "projection, unweighted distance" posefix --unweighted
 if [ -d "$runs/posefix_groups_30" ]; then
-  row "projection, one shot, C_l 0.05" posefix_groups_30 --level 0.05
-  row "SLSQP, one shot, C_l 0.05" posefix_groups_30 --solver slsqp --level 0.05
+  row "projection, one shot" posefix_groups_30 --level 0.05
+  row "SLSQP, one shot" posefix_groups_30 --solver slsqp --level 0.05
 fi
 for field in posefix_30 posefix_groups_30 posefix_contacts_30 posefix_gradient_norm_30 posefix_no_gradient_term_30 posefix_classifier_30; do
   if [ -d "$runs/$field" ]; then
