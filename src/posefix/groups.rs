@@ -323,7 +323,7 @@ impl GroupedField {
             let field = CollisionField::load(&dir.join(name))?;
             if &field.info.joints != joints {
                 return Err(Error::parse(
-                    &dir.join("groups.ron"),
+                    dir.join("groups.ron"),
                     format!(
                         "group {name:?} lists joints {joints:?}, its field has {:?}",
                         field.info.joints
