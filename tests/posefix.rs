@@ -311,7 +311,8 @@ fn direct_repair_frees_benchmark_poses_and_motions() {
 
 /// A field per group of part pairs: `train` with `groups` writes one field
 /// per group over its own joints and `groups.ron`; the legs' field does not
-/// change when an arm moves; `eval` reads the grouped directory.
+/// change when an arm moves; `eval` reads the grouped directory; a group
+/// name used twice is a config error.
 #[test]
 fn grouped_field_trains_over_each_groups_joints() {
     let dir = tempfile::tempdir().unwrap();
@@ -327,7 +328,15 @@ fn grouped_field_trains_over_each_groups_joints() {
     );
     let text = SMALL_CONFIG.replace("EPOCHS", "2");
     let text = format!("{}{groups}", text.trim_end().trim_end_matches(')'));
-    std::fs::write(&config, text).unwrap();
+    std::fs::write(&config, &text).unwrap();
+    // Two groups of one name are an error naming the file and the group.
+    let twice = d.join("twice.ron");
+    std::fs::write(&twice, text.replace("name: \"rest\"", "name: \"legs\"")).unwrap();
+    let err = PosefixConfig::read(&twice).unwrap_err().to_string();
+    assert!(
+        err.contains("twice.ron") && err.contains("\"legs\""),
+        "{err}"
+    );
     let out_dir = d.join("grouped");
     let out = ok(&senc(&[
         "posefix",
