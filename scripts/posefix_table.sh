@@ -8,6 +8,7 @@
 #   senc posefix train --config configs/posefix.ron --epochs 30 --out runs/posefix_30
 #   senc posefix train --config configs/posefix_contacts.ron --epochs 30 --out runs/posefix_contacts_30
 #   senc posefix train --config configs/posefix_groups.ron --epochs 30 --out runs/posefix_groups_30
+#   senc posefix train --config configs/experiments/posefix_groups4_contacts.ron --epochs 30 --out runs/posefix_groups4_contacts_30
 #   senc posefix train --config configs/posefix_<ablation>.ron --epochs 30 --out runs/posefix_<ablation>_30
 # for <ablation> in gradient_norm, no_gradient_term, classifier.
 set -euo pipefail
@@ -59,7 +60,7 @@ if [ -d "$runs/posefix_groups_30" ]; then
   row "projection, one shot" posefix_groups_30 --level 0.05
   row "SLSQP, one shot" posefix_groups_30 --solver slsqp --level 0.05
 fi
-for field in posefix_30 posefix_groups_30 posefix_contacts_30 posefix_gradient_norm_30 posefix_no_gradient_term_30 posefix_classifier_30; do
+for field in posefix_30 posefix_groups_30 posefix_groups4_contacts_30 posefix_contacts_30 posefix_gradient_norm_30 posefix_no_gradient_term_30 posefix_classifier_30; do
   if [ -d "$runs/$field" ]; then
     row "projection, one shot" "$field"
     row "projection + exact check, ≤ 10 retries" "$field" --retries 10

@@ -128,6 +128,29 @@ fn shipped_posefix_configs_validate() {
         }
     }
     assert_eq!((ablations, contacts, grouped), (3, 1, 1));
+    // The experiment variants of the grouped field parse, and their groups
+    // hold every part pair.
+    let mut experiments = 0;
+    for entry in std::fs::read_dir(dir.join("experiments")).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if name.starts_with("posefix") && name.ends_with(".ron") {
+            let config = PosefixConfig::read(&path).unwrap_or_else(|e| panic!("{e}"));
+            let body = Body::makehuman().unwrap();
+            let space = PoseSpace::cmu_mb(&body.skeleton).unwrap();
+            if let Some(groups) = &config.groups {
+                senc::posefix::groups::resolve_groups(
+                    &body,
+                    &PartMap::cmu_mb().unwrap(),
+                    &space,
+                    groups,
+                )
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+            }
+            experiments += 1;
+        }
+    }
+    assert_eq!(experiments, 2);
     // A contact step of zero is an error naming the file and the value.
     let text = std::fs::read_to_string(dir.join("posefix_contacts.ron")).unwrap();
     let tmp = tempfile::tempdir().unwrap();
