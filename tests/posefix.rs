@@ -150,7 +150,7 @@ fn shipped_posefix_configs_validate() {
             experiments += 1;
         }
     }
-    assert_eq!(experiments, 2);
+    assert_eq!(experiments, 3);
     // A contact step of zero is an error naming the file and the value.
     let text = std::fs::read_to_string(dir.join("posefix_contacts.ron")).unwrap();
     let tmp = tempfile::tempdir().unwrap();
