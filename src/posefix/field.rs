@@ -123,12 +123,31 @@ pub trait PoseField: Sync {
     fn value(&self, theta: &[f64]) -> f64;
     /// g(θ) and ∇g(θ).
     fn value_and_gradient(&self, theta: &[f64]) -> (f64, Vec<f64>);
-    /// The constraints g_k(θ) ≥ C_l whose conjunction is g(θ) ≥ C_l, each
-    /// with its gradient: g itself for one network, every group's field
-    /// for a minimum of several (the solvers keep all of them, so a step
-    /// out of one group's collision cannot walk into another's).
+    /// How many constraints g_k(θ) ≥ C_l make up g(θ) ≥ C_l: 1 for one
+    /// network, one per group for a minimum of several (the solvers keep
+    /// all of them, so a step out of one group's collision cannot walk
+    /// into another's).
+    fn constraint_count(&self) -> usize {
+        1
+    }
+    /// g_k(θ) and, when `gradient`, ∇g_k(θ) over the whole θ.
+    fn constraint(&self, k: usize, theta: &[f64], gradient: bool) -> (f64, Option<Vec<f64>>) {
+        debug_assert_eq!(k, 0, "one network is one constraint");
+        if gradient {
+            let (g, d) = self.value_and_gradient(theta);
+            (g, Some(d))
+        } else {
+            (self.value(theta), None)
+        }
+    }
+    /// Every constraint's g_k(θ) and ∇g_k(θ).
     fn constraints(&self, theta: &[f64]) -> Vec<(f64, Vec<f64>)> {
-        vec![self.value_and_gradient(theta)]
+        (0..self.constraint_count())
+            .map(|k| {
+                let (g, d) = self.constraint(k, theta, true);
+                (g, d.expect("asked for the gradient"))
+            })
+            .collect()
     }
     /// Checks that the field belongs to `body` and `space`; the error says
     /// what differs.

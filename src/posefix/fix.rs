@@ -151,10 +151,7 @@ pub fn fix(
         .enumerate()
         .map(|(i, v)| v.clamp(lower[i], upper[i]))
         .collect();
-    let (theta, evaluations, met) = match options.solver {
-        Solver::Projection => projection(field, distance, &lower, &upper, &theta0, options),
-        Solver::Slsqp => slsqp_solve(field, distance, &lower, &upper, &theta0, options),
-    };
+    let (theta, evaluations, met) = solve(field, distance, &lower, &upper, &theta0, options);
     let theta = space
         .project(&theta)
         .ok_or_else(|| Error::invalid("pose repair: the solver reached a degenerate rotation"))?;
@@ -166,6 +163,22 @@ pub fn fix(
         g,
         evaluations,
     })
+}
+
+/// The solver of `options` from θ₀ within [lower, upper], before θ is
+/// moved onto the rotations: θ, field evaluations, whether it converged.
+fn solve(
+    field: &dyn PoseField,
+    distance: &PoseDistance,
+    lower: &[f64],
+    upper: &[f64],
+    theta0: &[f64],
+    options: &FixOptions,
+) -> (Vec<f64>, usize, bool) {
+    match options.solver {
+        Solver::Projection => projection(field, distance, lower, upper, theta0, options),
+        Solver::Slsqp => slsqp_solve(field, distance, lower, upper, theta0, options),
+    }
 }
 
 fn projection(
@@ -270,6 +283,7 @@ fn multipliers(matrix: &[f64], rhs: &[f64]) -> Vec<f64> {
     let u = usable.len().min(12);
     let mut subsets: Vec<u32> = (0..1u32 << u).collect();
     subsets.sort_by_key(|s| s.count_ones());
+    let tolerance = 1e-12 * (1.0 + rhs.iter().fold(0.0f64, |a, r| a.max(r.abs())));
     let slack = |lam: &[f64], k: usize| -> f64 {
         (0..m).map(|j| matrix[k * m + j] * lam[j]).sum::<f64>() - rhs[k]
     };
@@ -294,7 +308,6 @@ fn multipliers(matrix: &[f64], rhs: &[f64]) -> Vec<f64> {
                 trial[k] = solution[p];
             }
         }
-        let tolerance = 1e-12 * (1.0 + rhs.iter().fold(0.0f64, |a, r| a.max(r.abs())));
         if usable.iter().all(|&k| slack(&trial, k) >= -tolerance) {
             return trial;
         }
@@ -328,28 +341,16 @@ fn slsqp_solve(
         }
         distance.value(x, theta0)
     };
-    // One constraint per field of the conjunction ([`PoseField::constraints`]).
-    let count = field.constraints(theta0).len();
+    // One constraint per field of the conjunction ([`PoseField::constraint`]).
+    let count = field.constraint_count();
     let constraint_k = |k: usize| {
         let evaluations = &evaluations;
         move |x: &[f64], gradient: Option<&mut [f64]>, _: &mut ()| -> f64 {
             if k == 0 {
                 evaluations.set(evaluations.get() + 1);
             }
-            if count == 1 {
-                return match gradient {
-                    Some(out) => {
-                        let (g, grad) = field.value_and_gradient(x);
-                        for (o, d) in out.iter_mut().zip(grad) {
-                            *o = -d;
-                        }
-                        options.level - g
-                    }
-                    None => options.level - field.value(x),
-                };
-            }
-            let (g, grad) = field.constraints(x).swap_remove(k);
-            if let Some(out) = gradient {
+            let (g, grad) = field.constraint(k, x, gradient.is_some());
+            if let (Some(out), Some(grad)) = (gradient, grad) {
                 for (o, d) in out.iter_mut().zip(grad) {
                     *o = -d;
                 }
@@ -494,12 +495,7 @@ mod tests {
             };
             // Without projection onto rotations, to test the optimiser itself.
             let (lower, upper) = limits.bounds();
-            let (theta, _, met) = match solver {
-                Solver::Projection => {
-                    projection(&field, &distance, &lower, &upper, &theta0, &options)
-                }
-                Solver::Slsqp => slsqp_solve(&field, &distance, &lower, &upper, &theta0, &options),
-            };
+            let (theta, _, met) = solve(&field, &distance, &lower, &upper, &theta0, &options);
             assert!(met, "{solver:?} did not converge");
             let (g, grad) = field.value_and_gradient(&theta);
             assert!(
@@ -576,12 +572,7 @@ mod tests {
                 tolerance: 1e-10,
             };
             let (lower, upper) = limits.bounds();
-            let (theta, _, met) = match solver {
-                Solver::Projection => {
-                    projection(&field, &distance, &lower, &upper, &theta0, &options)
-                }
-                Solver::Slsqp => slsqp_solve(&field, &distance, &lower, &upper, &theta0, &options),
-            };
+            let (theta, _, met) = solve(&field, &distance, &lower, &upper, &theta0, &options);
             assert!(met, "{solver:?} did not converge");
             let constraints = field.constraints(&theta);
             for (k, (g, _)) in constraints.iter().enumerate() {

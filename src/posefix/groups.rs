@@ -357,35 +357,34 @@ impl PoseField for GroupedField {
         self.values(theta).into_iter().fold(f64::INFINITY, f64::min)
     }
 
-    /// The value and gradient of the lowest group (ties: the first), its
-    /// gradient scattered into the whole θ.
+    /// The value and gradient of the lowest group (ties: the first).
     fn value_and_gradient(&self, theta: &[f64]) -> (f64, Vec<f64>) {
         let values = self.values(theta);
         let k = (0..values.len())
             .min_by(|&a, &b| values[a].total_cmp(&values[b]))
             .unwrap_or(0);
+        let (g, grad) = self.constraint(k, theta, true);
+        (g, grad.expect("asked for the gradient"))
+    }
+
+    fn constraint_count(&self) -> usize {
+        self.members.len()
+    }
+
+    /// Group k's g_k(θ_k), its gradient scattered into the whole θ (zero on
+    /// the joints the group does not see).
+    fn constraint(&self, k: usize, theta: &[f64], gradient: bool) -> (f64, Option<Vec<f64>>) {
         let member = &self.members[k];
-        let (g, grad) = member.field.value_and_gradient(&self.slice(member, theta));
+        let slice = self.slice(member, theta);
+        if !gradient {
+            return (member.field.value(&slice), None);
+        }
+        let (g, grad) = member.field.value_and_gradient(&slice);
         let mut full = vec![0.0; self.dims()];
         for (&i, d) in member.dims.iter().zip(grad) {
             full[i] = d;
         }
-        (g, full)
-    }
-
-    /// Every group's g_k and its gradient over the whole θ.
-    fn constraints(&self, theta: &[f64]) -> Vec<(f64, Vec<f64>)> {
-        self.members
-            .iter()
-            .map(|member| {
-                let (g, grad) = member.field.value_and_gradient(&self.slice(member, theta));
-                let mut full = vec![0.0; self.dims()];
-                for (&i, d) in member.dims.iter().zip(grad) {
-                    full[i] = d;
-                }
-                (g, full)
-            })
-            .collect()
+        (g, Some(full))
     }
 
     fn check_for(&self, body: &Body, space: &PoseSpace) -> Result<()> {
