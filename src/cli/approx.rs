@@ -151,7 +151,7 @@ struct TrainArgs {
     /// Output model directory (model.ron + weights.bin).
     #[arg(long)]
     out: PathBuf,
-    /// Override the configured variant: full, pca, linear or segmented.
+    /// Override the configured variant: full, pca, linear, segmented or stacked.
     #[arg(long)]
     variant: Option<String>,
     /// Override the configured epoch count.
