@@ -154,6 +154,8 @@ fn shipped_posefix_configs_validate() {
     // A contact step of zero is an error naming the file and the value.
     let text = std::fs::read_to_string(dir.join("posefix_contacts.ron")).unwrap();
     let tmp = tempfile::tempdir().unwrap();
+    // The file is a layer on posefix.ron: its base goes beside it.
+    std::fs::copy(dir.join("posefix.ron"), tmp.path().join("posefix.ron")).unwrap();
     let bad = tmp.path().join("bad_contacts.ron");
     std::fs::write(&bad, text.replace("step: 0.02", "step: 0.0")).unwrap();
     let err = PosefixConfig::read(&bad).unwrap_err().to_string();
