@@ -400,6 +400,65 @@ fn a_strain_limit_ends_chains() {
     assert!(counts.iter().all(|&n| n == 2), "{counts:?}");
 }
 
+/// Per sample, in order: its updates and the `body_depth` of its last update.
+fn sample_ends(run: &Path) -> Vec<(usize, f64)> {
+    let text = std::fs::read_to_string(run.join("log.csv")).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let depth = header.iter().position(|c| *c == "body_depth").unwrap();
+    let mut ends: Vec<(String, usize, f64)> = Vec::new();
+    for line in lines {
+        let cells: Vec<&str> = line.split(',').collect();
+        let d: f64 = cells[depth].parse().unwrap();
+        match ends.last_mut() {
+            Some((s, n, last)) if s == cells[1] => {
+                *n += 1;
+                *last = d;
+            }
+            _ => ends.push((cells[1].to_string(), 1, d)),
+        }
+    }
+    ends.into_iter().map(|(_, n, d)| (n, d)).collect()
+}
+
+/// A chain ends where the carried state lies deeper in the body than
+/// `continue_max_penetration`: with chaining certain (p = 1), a sample is a
+/// continuation (one update, no settle step) only if the one before it
+/// ended no deeper than the limit, and every deeper end starts afresh.
+#[test]
+fn a_penetration_limit_ends_chains_that_end_in_the_body() {
+    let _serial = serial();
+    let mut config = tiny_chained(24);
+    config.train.continue_probability = 1.0;
+    let free = tempfile::tempdir().unwrap();
+    train(&config, &options(free.path())).unwrap();
+    // A limit between the end depths the unlimited run reached.
+    let mut depths: Vec<f64> = sample_ends(free.path()).iter().map(|e| e.1).collect();
+    depths.sort_by(f64::total_cmp);
+    assert!(
+        depths.last().unwrap() > &0.0,
+        "no end inside the body: {depths:?}"
+    );
+    let limit = depths[depths.len() / 2];
+    config.train.continue_max_penetration = Some(limit);
+    let limited = tempfile::tempdir().unwrap();
+    train(&config, &options(limited.path())).unwrap();
+    let ends = sample_ends(limited.path());
+    let mut ended_deep = 0;
+    for pair in ends.windows(2) {
+        let ((_, depth), (next_updates, _)) = (pair[0], pair[1]);
+        if depth > limit {
+            assert_eq!(
+                next_updates, 2,
+                "continued after {depth} m > {limit}: {ends:?}"
+            );
+            ended_deep += 1;
+        }
+    }
+    assert!(ended_deep > 0, "no chain ended by depth: {ends:?}");
+    assert!(ends.iter().any(|e| e.0 == 1), "no continuation: {ends:?}");
+}
+
 #[test]
 fn a_mistyped_config_field_is_named() {
     let dir = tempfile::tempdir().unwrap();

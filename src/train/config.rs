@@ -77,6 +77,13 @@ pub struct TrainConfig {
     /// not a state to learn from, and its stretching loss would dominate.
     /// `None`: no limit.
     pub continue_max_strain: Option<f64>,
+    /// A chain ends when the carried state's deepest vertex lies more than
+    /// this far (m) inside the body. Such a state costs the body-collision
+    /// penalty k·max(ε − d, 0)³ hundreds of joules, its gradient grows with
+    /// the depth squared, and after the global gradient clip the update
+    /// learns only to leave that one state; a chain that keeps such states
+    /// keeps spending updates on them. `None`: no limit.
+    pub continue_max_penetration: Option<f64>,
     /// Std of the Gaussian noise on each sample's initial positions (m).
     pub initial_noise: f64,
     /// Train on this one material instead of sampling one per sample (DESIGN §3 ranges).
@@ -128,6 +135,7 @@ impl Default for TrainConfig {
             self_collision_from: None,
             continue_probability: 0.0,
             continue_max_strain: None,
+            continue_max_penetration: None,
             initial_noise: 3e-3,
             material: None,
             max_external_acceleration: 10.0,

@@ -39,8 +39,10 @@ pub const FIXED_COLUMNS: [&str; 9] = [
     "seconds",
 ];
 
-/// Energy term columns (values at the prediction, before the surrogate).
-pub const TERM_COLUMNS: [&str; 11] = [
+/// Energy term columns (values at the prediction, before the surrogate),
+/// then what the prediction measures: `self_collision_c` (DESIGN's C) and
+/// `body_depth`, its deepest vertex inside the body (m, 0 when none is).
+pub const TERM_COLUMNS: [&str; 12] = [
     "inertia",
     "stretch",
     "bend",
@@ -52,6 +54,7 @@ pub const TERM_COLUMNS: [&str; 11] = [
     "self_collision_c",
     "floor",
     "strain_limit",
+    "body_depth",
 ];
 
 /// An open CSV log.

@@ -37,7 +37,7 @@ use super::validation::Validator;
 use crate::body::Body;
 use crate::collide::SelfCollision;
 use crate::eval::SequenceReport;
-use crate::eval::metrics::GarmentMetrics;
+use crate::eval::metrics::{GarmentMetrics, points_inside};
 use crate::garment::Garment;
 use crate::model::NeuralSimulator;
 use crate::model::checkpoint;
@@ -197,11 +197,15 @@ pub fn train(config: &RunConfig, options: &TrainOptions) -> Result<TrainSummary>
         let before = trainer.updates;
         let outcome = run.train(&mut trainer, state, rollout, samples, &mut log, &bar)?;
         skipped += outcome.skipped;
+        let end_depth = outcome.end_depth;
         carried = outcome
             .end
             .filter(|end| {
                 tc.continue_max_strain
                     .is_none_or(|limit| strain.edge_strain(&end.x).1 <= limit)
+                    && tc
+                        .continue_max_penetration
+                        .is_none_or(|limit| end_depth <= limit)
             })
             .and_then(|end| Carried::after(&sample, rollout, end));
         for loss in outcome.losses {
@@ -527,6 +531,9 @@ struct SampleOutcome {
     /// The garment state after the last frame; `None` if the sample ended
     /// early on a non-finite loss.
     end: Option<GarmentState>,
+    /// How deep (m) the end state's deepest vertex lies inside the body at
+    /// its frame; 0 when none is inside.
+    end_depth: f64,
 }
 
 impl SampleRun<'_> {
@@ -588,6 +595,7 @@ impl SampleRun<'_> {
             losses: Vec::new(),
             skipped: 0,
             end: None,
+            end_depth: 0.0,
         };
         let first = if self.sample.settle && trainer.sim.config.settle {
             0
@@ -631,9 +639,18 @@ impl SampleRun<'_> {
                 .with_collision_weight(tc.body_collision_weight.at(update));
             let StepLoss {
                 evaluation,
-                terms,
+                mut terms,
                 stage,
             } = self.loss(&step, &x, update)?;
+            // The prediction's deepest vertex inside the body at t+1 (m).
+            let depth = if x.iter().all(|p| p.iter().all(|c| c.is_finite())) {
+                points_inside(bodies.query()?, &x)
+                    .first()
+                    .map_or(0.0, |p| p.1)
+            } else {
+                f64::NAN
+            };
+            terms.push(("body_depth".into(), depth));
             let finite = evaluation.total.is_finite()
                 && evaluation
                     .gradient
@@ -682,6 +699,9 @@ impl SampleRun<'_> {
                 return Ok(outcome);
             }
             outcome.losses.push(evaluation.total);
+            if j == rollout {
+                outcome.end_depth = depth;
+            }
             bar.set_position(trainer.updates);
             bar.set_message(format!("loss {:.3e} stage {stage}", evaluation.total));
             state.advance(x, bodies.pin_targets.clone(), settling);
