@@ -404,6 +404,69 @@ fn energy_gradient_training_lowers_the_energy() {
     );
 }
 
+/// With `accumulate` = 2 the first update leaves the network as it was and
+/// the second steps on the mean of the two gradients: the same network as
+/// one step on the mean energy gradient (no clipping at these sizes; the
+/// surrogate's parameter gradient is linear in g).
+#[test]
+fn accumulated_updates_step_once_on_their_mean() {
+    let config = small_config();
+    let scene = TubeScene::new(8, 40, 7);
+    let graph = step_graph(&scene, &config);
+    let fresh = || {
+        let mut t =
+            Trainer::new(NeuralSimulator::new_seeded(&config, &Device::flex(), 11).unwrap());
+        t.accumulate_normalizers(&graph);
+        t
+    };
+    let n = graph.num_garment;
+    let g1: Vec<Vec3> = (0..n)
+        .map(|i| Vec3::new(1e-3, -2e-3 * (i % 3) as f64, 5e-4))
+        .collect();
+    let g2: Vec<Vec3> = (0..n)
+        .map(|i| Vec3::new(-3e-3 * (i % 2) as f64, 1e-3, 2e-3))
+        .collect();
+    let mean: Vec<Vec3> = g1.iter().zip(&g2).map(|(a, b)| (a + b) / 2.0).collect();
+
+    let mut accumulated = fresh();
+    accumulated.accumulate = 2;
+    let before = accumulated.sim.predict_positions(&graph);
+    let stats = accumulated
+        .apply_gradient(accumulated.predict(&graph), &g1, 1e-3)
+        .unwrap();
+    assert!(!stats.clipped, "{stats:?}");
+    assert_eq!(accumulated.sim.predict_positions(&graph), before);
+    let stats = accumulated
+        .apply_gradient(accumulated.predict(&graph), &g2, 1e-3)
+        .unwrap();
+    assert!(!stats.clipped, "{stats:?}");
+    assert_eq!(accumulated.updates, 2);
+
+    let mut single = fresh();
+    single
+        .apply_gradient(single.predict(&graph), &mean, 1e-3)
+        .unwrap();
+    let (a, b) = (
+        accumulated.sim.predict_positions(&graph),
+        single.sim.predict_positions(&graph),
+    );
+    let moved = a
+        .iter()
+        .zip(&before)
+        .map(|(p, q)| (p - q).norm())
+        .fold(0.0, f64::max);
+    let d = a
+        .iter()
+        .zip(&b)
+        .map(|(p, q)| (p - q).norm())
+        .fold(0.0, f64::max);
+    assert!(moved > 1e-6, "the second update did not step ({moved})");
+    assert!(
+        d < 1e-3 * moved,
+        "accumulated {d} off one mean step of {moved}"
+    );
+}
+
 #[test]
 fn save_load_gives_identical_outputs() {
     let config = small_config();

@@ -433,3 +433,49 @@ fn a_single_frame_skipped_by_the_map_is_explained() {
         "{err}"
     );
 }
+
+/// `senc motion hold` writes one frame of a clip held still: every frame of
+/// the file read back is that frame's pose (rotations to 1e-6 rad, the root
+/// where the reader puts it, the same on every frame), and
+/// a frame past the clip's end is refused with the clip's name.
+#[test]
+fn a_held_frame_reads_back_as_that_pose_on_every_frame() {
+    let body = Body::makehuman().unwrap();
+    let clip = Motion::builtin("01_03", &body).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("held.bvh");
+    let stdout = succeed(
+        senc()
+            .args([
+                "motion", "hold", "01_03", "--frame", "400", "--count", "12", "--out",
+            ])
+            .arg(&out),
+    );
+    assert!(stdout.contains("12 frames"), "{stdout}");
+    assert!(out.with_extension("ron").is_file());
+    let back = Motion::load(&out, &body).unwrap();
+    assert_eq!(back.len(), 12);
+    let pose = &clip.frames[400];
+    // The reader starts a motion over the origin and stands it on the
+    // floor: one constant shift of the root, the same on every frame.
+    let shift = back.frames[0].root_translation - pose.root_translation;
+    for frame in &back.frames {
+        assert!((frame.root_translation - pose.root_translation - shift).norm() < 1e-6);
+        for (a, b) in pose.local_rotations.iter().zip(&frame.local_rotations) {
+            assert!(a.angle_to(b) < 1e-6, "rotation off by {}", a.angle_to(b));
+        }
+    }
+    let err = fail(
+        senc()
+            .args(["motion", "hold", "01_03", "--frame", "5000", "--out"])
+            .arg(dir.path().join("x.bvh")),
+    );
+    assert!(err.contains("01_03") && err.contains("frame 5000"), "{err}");
+    assert!(!dir.path().join("x.bvh").exists());
+    let err = Motion::builtin("01_03", &body)
+        .unwrap()
+        .held(0, 0)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("at least one frame"), "{err}");
+}

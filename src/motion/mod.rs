@@ -75,6 +75,25 @@ impl Motion {
         }
     }
 
+    /// Frame `frame` held still for `count` frames (a body standing in that
+    /// pose), named after this motion.
+    pub fn held(&self, frame: usize, count: usize) -> Result<Motion> {
+        let pose = self.frames.get(frame).ok_or_else(|| {
+            Error::invalid(format!(
+                "{}: frame {frame} is past the motion's {} frames",
+                self.source,
+                self.frames.len()
+            ))
+        })?;
+        if count == 0 {
+            return Err(Error::invalid("a held motion needs at least one frame"));
+        }
+        Ok(Motion::from_poses(
+            vec![pose.clone(); count],
+            format!("{} frame {frame} held for {count} frames", self.source),
+        ))
+    }
+
     /// Loads a motion file onto `body`: `.bvh` or AMASS `.npz`. The names
     /// `01_01` and `01_03` (no such file present) load the embedded CMU
     /// clips. A BVH uses the joint map in the RON file beside it with the

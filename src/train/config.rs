@@ -86,6 +86,16 @@ pub struct TrainConfig {
     pub continue_max_penetration: Option<f64>,
     /// Std of the Gaussian noise on each sample's initial positions (m).
     pub initial_noise: f64,
+    /// Std of a random smooth velocity given to each fresh sample's initial
+    /// state (m per frame; 0 = at rest, as before): the affine field
+    /// v(x) = a + B(x − x̄) over the garment, with a and B's entries
+    /// independent Gaussians of std σ and σ/r (x̄ the centroid, r the RMS
+    /// distance of the vertices from it), so the translation and the
+    /// linear part (turning, stretching, shearing) each move a typical
+    /// vertex by about σ per frame ([`super::sample::affine_velocity`]).
+    /// Without it every fresh sample starts at rest, and the only moving
+    /// states the network meets are its own.
+    pub initial_velocity_noise: f64,
     /// Train on this one material instead of sampling one per sample (DESIGN §3 ranges).
     pub material: Option<crate::physics::Material>,
     /// Largest external acceleration sampled (m/s²); direction uniform on the sphere.
@@ -99,6 +109,13 @@ pub struct TrainConfig {
     /// What the network's prediction is pulled along (DESIGN §1, gradient
     /// bridge): the energy gradient itself, or the Newton step from it.
     pub preconditioner: Preconditioner,
+    /// Updates per Adam step (gradient accumulation): every update's
+    /// gradient is clipped to norm 1 on its own and the optimiser steps on
+    /// the mean of `accumulate` of them, which lowers the noise of each step
+    /// by about √accumulate at the same number of network evaluations
+    /// (`steps` still counts updates; schedules and logs are per update).
+    /// 1 = a step per update (HOOD).
+    pub accumulate: u64,
 }
 
 /// The vector backpropagated from the predicted positions into the network.
@@ -137,6 +154,7 @@ impl Default for TrainConfig {
             continue_max_strain: None,
             continue_max_penetration: None,
             initial_noise: 3e-3,
+            initial_velocity_noise: 0.0,
             material: None,
             max_external_acceleration: 10.0,
             motions: vec![
@@ -167,6 +185,7 @@ impl Default for TrainConfig {
             }),
             checkpoint_every: 250,
             preconditioner: Preconditioner::Gradient,
+            accumulate: 1,
         }
     }
 }

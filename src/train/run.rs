@@ -31,7 +31,7 @@ use rand_chacha::ChaCha8Rng;
 use super::chain::{Carried, maybe_continue};
 use super::checkpoint::{self as training_checkpoint, RngState, TrainingState};
 use super::log::CsvLog;
-use super::sample::{Sample, add_noise, draw};
+use super::sample::{Sample, add_noise, affine_velocity, draw};
 use super::trainer::Trainer;
 use super::validation::Validator;
 use crate::body::Body;
@@ -139,6 +139,22 @@ pub fn train(config: &RunConfig, options: &TrainOptions) -> Result<TrainSummary>
             tc.continue_probability
         )));
     }
+    let lengths = [
+        ("initial_noise", Some(tc.initial_noise)),
+        ("initial_velocity_noise", Some(tc.initial_velocity_noise)),
+        ("continue_max_strain", tc.continue_max_strain),
+        ("continue_max_penetration", tc.continue_max_penetration),
+    ];
+    if tc.accumulate == 0 {
+        return Err(Error::invalid("train.accumulate must be at least 1, got 0"));
+    }
+    for (name, value) in lengths {
+        if let Some(v) = value.filter(|v| !(v.is_finite() && *v >= 0.0)) {
+            return Err(Error::invalid(format!(
+                "train.{name} must be a finite number ≥ 0, got {v}"
+            )));
+        }
+    }
     let body = Body::makehuman()?;
     let garment = Garment::from_config(&config.garment, &body)?;
     let (scenes, windows) = load_windows(&body, &garment, &tc.motions)?;
@@ -154,6 +170,7 @@ pub fn train(config: &RunConfig, options: &TrainOptions) -> Result<TrainSummary>
         mut skipped,
         mut carried,
     } = RunStart::new(config, options, &ckpt)?;
+    trainer.accumulate = tc.accumulate;
     let config_text = ron::ser::to_string_pretty(config, Default::default())
         .map_err(|e| Error::invalid(format!("serialising the run config: {e}")))?;
     crate::atomic_file::write_bytes_atomic(
@@ -233,6 +250,7 @@ pub fn train(config: &RunConfig, options: &TrainOptions) -> Result<TrainSummary>
             || trainer.updates / tc.checkpoint_every.max(1)
                 > last_checkpoint / tc.checkpoint_every.max(1)
         {
+            trainer.flush();
             save_checkpoint(
                 &ckpt,
                 &trainer,
@@ -354,6 +372,15 @@ fn next_sample(
             let mut state = GarmentState::at_rest(skinned.clone(), skinned);
             add_noise(rng, &mut state.x, tc.initial_noise);
             state.x_prev.clone_from(&state.x);
+            if tc.initial_velocity_noise > 0.0 {
+                let velocity = affine_velocity(rng, &state.x, tc.initial_velocity_noise);
+                let pinned = &scenes[sample.motion].garment.pinned;
+                for (i, (prev, v)) in state.x_prev.iter_mut().zip(velocity).enumerate() {
+                    if !pinned.contains(&i) {
+                        *prev -= v;
+                    }
+                }
+            }
             Ok((sample, state))
         }
     }

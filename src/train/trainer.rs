@@ -2,10 +2,11 @@
 //! bridge"): predict positions as an autodiff tensor, inject the CPU energy
 //! gradient g = dE/dx through the surrogate loss L = Σ x·g (whose gradient
 //! with respect to x is exactly g), clip the global gradient norm and take
-//! an Adam step.
+//! an Adam step, or (with [`Trainer::accumulate`] > 1) one Adam step on the
+//! mean of several updates' clipped gradients.
 
 use burn::module::{Module, ModuleVisitor, Param};
-use burn::optim::{AdamConfig, GradientsParams, ModuleOptimizer};
+use burn::optim::{AdamConfig, GradientsAccumulator, GradientsParams, ModuleOptimizer};
 use burn::tensor::{Tensor, TensorData};
 
 use crate::model::network::GraphNet;
@@ -27,6 +28,15 @@ pub struct Trainer {
     /// Keep the normalisers as they are (fine-tuning a trained model: its
     /// weights were fitted to those statistics).
     pub normalizers_frozen: bool,
+    /// Updates per Adam step: each update's gradient is clipped on its own,
+    /// and every `accumulate`-th update steps on their mean (1: a step per
+    /// update). See [`Trainer::flush`].
+    pub accumulate: u64,
+    /// Clipped gradients of the updates since the last Adam step, their
+    /// count and the learning rate of the latest.
+    pending: GradientsAccumulator<GraphNet>,
+    pending_count: u64,
+    pending_lr: f64,
 }
 
 /// What one update did.
@@ -54,7 +64,27 @@ impl Trainer {
             optimizer: AdamConfig::new().init(),
             updates: 0,
             normalizers_frozen: false,
+            accumulate: 1,
+            pending: GradientsAccumulator::new(),
+            pending_count: 0,
+            pending_lr: 0.0,
         }
+    }
+
+    /// Takes the Adam step on the mean of the pending gradients, if any,
+    /// with the latest update's learning rate. Called when `accumulate`
+    /// updates have gathered, and before a checkpoint is written, so a
+    /// checkpoint never holds gradients that were not applied (a resumed
+    /// run continues exactly as an uninterrupted one).
+    pub fn flush(&mut self) {
+        if self.pending_count == 0 {
+            return;
+        }
+        let mut grads = self.pending.grads();
+        scale_gradients(&self.sim.net, &mut grads, 1.0 / self.pending_count as f64);
+        let net = self.sim.net.clone();
+        self.sim.net = self.optimizer.step(self.pending_lr, net, grads);
+        self.pending_count = 0;
     }
 
     /// During the first `normalizer_steps` updates (unless the normalisers
@@ -77,7 +107,9 @@ impl Trainer {
     /// Backpropagates the energy gradient `gradient` (dE/dx at `predicted`,
     /// one per garment vertex) through the network with the surrogate loss
     /// L = Σ x·g, clips the global norm to 1 and takes an Adam step with
-    /// learning rate `lr`.
+    /// learning rate `lr` (or, with `accumulate` > 1, adds the clipped
+    /// gradient to the pending ones and steps on their mean every
+    /// `accumulate` updates).
     pub fn apply_gradient(
         &mut self,
         predicted: Tensor<2>,
@@ -110,8 +142,17 @@ impl Trainer {
                 GRADIENT_CLIP_NORM / gradient_norm,
             );
         }
-        let net = self.sim.net.clone();
-        self.sim.net = self.optimizer.step(lr, net, grads);
+        if self.accumulate <= 1 {
+            let net = self.sim.net.clone();
+            self.sim.net = self.optimizer.step(lr, net, grads);
+        } else {
+            self.pending.accumulate(&self.sim.net, grads);
+            self.pending_count += 1;
+            self.pending_lr = lr;
+            if self.pending_count >= self.accumulate {
+                self.flush();
+            }
+        }
         self.updates += 1;
         Ok(UpdateStats {
             gradient_norm,
