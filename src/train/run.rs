@@ -139,15 +139,15 @@ pub fn train(config: &RunConfig, options: &TrainOptions) -> Result<TrainSummary>
             tc.continue_probability
         )));
     }
+    if tc.accumulate == 0 {
+        return Err(Error::invalid("train.accumulate must be at least 1, got 0"));
+    }
     let lengths = [
         ("initial_noise", Some(tc.initial_noise)),
         ("initial_velocity_noise", Some(tc.initial_velocity_noise)),
         ("continue_max_strain", tc.continue_max_strain),
         ("continue_max_penetration", tc.continue_max_penetration),
     ];
-    if tc.accumulate == 0 {
-        return Err(Error::invalid("train.accumulate must be at least 1, got 0"));
-    }
     for (name, value) in lengths {
         if let Some(v) = value.filter(|v| !(v.is_finite() && *v >= 0.0)) {
             return Err(Error::invalid(format!(
