@@ -407,3 +407,59 @@ fn a_reference_run_writes_and_measures_every_frame_it_reports() {
         assert!((penetration - seen[k].1).abs() < 1e-3, "{line}");
     }
 }
+
+/// The step check scores the reference solver's own frames at its
+/// convergence tolerance (well under a millimetre) and the garment merely
+/// skinned along the same frames by the millimetres the implicit step
+/// would move it at once (skinning keeps the rest shape: it neither hangs
+/// nor releases its strain); the first two frames have no step to check.
+/// Without a motion the CLI refuses it.
+#[test]
+fn the_step_check_tells_physics_from_skinning() {
+    use senc::eval::reference_run::{FramesOut, simulate_into_dir};
+    use senc::eval::sequence::{Match, read_frames};
+    use senc::eval::step_check::StepCheck;
+    use senc::physics::config::PhysicsConfig;
+    use senc::rollout::Scene;
+    use std::ops::ControlFlow;
+    let body = Body::makehuman().unwrap();
+    let garment = Garment::builtin("skirt", &body).unwrap();
+    let motion = senc::motion::Motion::builtin("01_01", &body).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let physics = PhysicsConfig::default();
+    simulate_into_dir(
+        &body,
+        &garment,
+        &motion.frames[..4],
+        &physics,
+        &Default::default(),
+        FramesOut {
+            dir: dir.path(),
+            with_body: false,
+        },
+        |_| ControlFlow::Continue(()),
+    )
+    .unwrap();
+    let frames = read_frames(dir.path(), &garment.rest, Some(4), Match::Faces).unwrap();
+    let scene = Scene::new(body, garment, motion);
+    let skinned: Vec<Vec<Vec3>> = (0..4).map(|t| scene.skinned_garment(t)).collect();
+    let check = StepCheck::new(&scene, &physics).unwrap();
+    let own = check.distances(&scene, 0..4, &frames, || {}).unwrap();
+    let skinning = check.distances(&scene, 0..4, &skinned, || {}).unwrap();
+    assert_eq!(own[..2], [None, None]);
+    assert_eq!(skinning[..2], [None, None]);
+    for (d, s) in own[2..].iter().zip(&skinning[2..]) {
+        assert!(d.unwrap() < 5e-4, "{own:?}");
+        assert!(s.unwrap() > 2e-3, "{skinning:?}");
+    }
+    let err = check.distances(&scene, 0..5, &frames, || {}).unwrap_err();
+    assert!(err.to_string().contains("4 frames"), "{err}");
+
+    let stderr = fail(
+        senc()
+            .args(["eval", "--garment", "skirt", "--frames-dir"])
+            .arg(dir.path())
+            .args(["--step-check", "configs/simulate_skirt.ron"]),
+    );
+    assert!(stderr.contains("--step-check needs --motion"), "{stderr}");
+}

@@ -8,12 +8,15 @@ use senc::collide::{CapOnlyPaths, LoopClosure};
 use senc::eval::sequence::{
     Frames, Match, evaluate_frames, evaluate_frames_dir, evaluate_rollout, read_frames,
 };
+use senc::eval::step_check::StepCheck;
 use senc::eval::{CheckpointReport, FrameEvaluator, SequenceStats, table};
 use senc::garment::Garment;
 use senc::model::checkpoint;
 use senc::model::device::DeviceChoice;
 use senc::motion::FrameRange;
+use senc::physics::config::PhysicsConfig;
 use senc::rollout::{Conditions, RolloutOptions, Scene};
+use senc::train::RunConfig;
 use senc::{Error, Result};
 
 /// Rolls out every checkpoint on every motion and prints one table: mean C
@@ -65,6 +68,13 @@ pub struct Args {
     /// checkpoint whatever it was trained with.
     #[arg(long, default_value = "count")]
     cap_only_paths: CapOnlyPaths,
+    /// Also measure every row by how far physics would move it: for each
+    /// frame, the distance to the reference solver's step from the two
+    /// frames before it, under the `physics` section of this config (the
+    /// reference's: e.g. configs/simulate_tshirt.ron). Needs --motion.
+    /// About a second per frame and row for the T-shirt.
+    #[arg(long)]
+    step_check: Option<PathBuf>,
     /// Print one JSON object instead of the table.
     #[arg(long)]
     json: bool,
@@ -89,6 +99,11 @@ pub fn run(args: Args) -> Result<()> {
     if args.speed != 1.0 && !args.frames_dir.is_empty() {
         return Err(Error::invalid(
             "--speed retimes motions; it does not apply to --frames-dir",
+        ));
+    }
+    if args.step_check.is_some() && args.motion.is_empty() {
+        return Err(Error::invalid(
+            "--step-check needs --motion: the solver's step moves the body along it",
         ));
     }
     if !args.reference.is_empty() && args.reference.len() != args.motion.len() {
@@ -175,6 +190,7 @@ fn evaluate_checkpoint(
     device: &burn::tensor::Device,
 ) -> Result<CheckpointReport> {
     let model = checkpoint::load(dir, device)?;
+    let physics = step_check_physics(args)?;
     let close = senc::train::checkpoint_run_config(dir)
         .map(|run| run.self_collision.close)
         .unwrap_or_else(|_| args.close.clone());
@@ -192,16 +208,21 @@ fn evaluate_checkpoint(
         let reference = reference_frames(args, i, &scene.garment.rest, range.len())?;
         let bar = super::rollout::frame_bar(range.len());
         bar.set_message(format!("{} on {}", dir.display(), motion.display()));
-        let stats = evaluate_rollout(
+        let mut kept = Frames::new();
+        let mut stats = evaluate_rollout(
             &model,
             &scene,
-            range,
+            range.clone(),
             &options,
             &evaluator,
             reference.as_ref(),
+            physics.is_some().then_some(&mut kept),
             || bar.inc(1),
         )?;
         bar.finish_and_clear();
+        if let Some(physics) = &physics {
+            step_check(&mut stats, physics, &scene, range, &kept)?;
+        }
         sequences.push(stats);
     }
     Ok(summarise(dir, "", &args.motion, sequences))
@@ -250,6 +271,7 @@ fn evaluate_frames_on_motions(row: FramesRow, args: &Args) -> Result<CheckpointR
     }
     let garment = plain_garment(args)?;
     let evaluator = FrameEvaluator::new(&garment.rest, &args.close, args.cap_only_paths)?;
+    let physics = step_check_physics(args)?;
     let mut sequences = Vec::new();
     for (i, motion) in args.motion.iter().enumerate() {
         let (scene, range) = window(plain_scene(&garment, motion)?, args)?;
@@ -265,18 +287,53 @@ fn evaluate_frames_on_motions(row: FramesRow, args: &Args) -> Result<CheckpointR
             FramesRow::Skinning => None,
         };
         let bar = super::rollout::frame_bar(range.len());
-        let stats = evaluate_frames(
+        let mut stats = evaluate_frames(
             &scene,
-            range,
+            range.clone(),
             own.as_ref(),
             &evaluator,
             reference.as_ref(),
             || bar.inc(1),
         )?;
         bar.finish_and_clear();
+        if let Some(physics) = &physics {
+            let frames = match own {
+                Some(frames) => frames,
+                None => range.clone().map(|t| scene.skinned_garment(t)).collect(),
+            };
+            step_check(&mut stats, physics, &scene, range, &frames)?;
+        }
         sequences.push(stats);
     }
     Ok(summarise(name, label, &args.motion, sequences))
+}
+
+/// The physics of `--step-check`, if given.
+fn step_check_physics(args: &Args) -> Result<Option<PhysicsConfig>> {
+    args.step_check
+        .as_ref()
+        .map(|path| Ok(RunConfig::read(path)?.physics))
+        .transpose()
+}
+
+/// Fills in every frame's distance to the solver's step ([`StepCheck`]),
+/// with a progress bar.
+fn step_check(
+    stats: &mut SequenceStats,
+    physics: &PhysicsConfig,
+    scene: &Scene,
+    range: std::ops::Range<usize>,
+    frames: &Frames,
+) -> Result<()> {
+    let check = StepCheck::new(scene, physics)?;
+    let bar = super::rollout::frame_bar(range.len().saturating_sub(2));
+    bar.set_message("step check");
+    let distances = check.distances(scene, range, frames, || bar.inc(1))?;
+    bar.finish_and_clear();
+    for (frame, d) in stats.frames.iter_mut().zip(distances) {
+        frame.step_distance = d;
+    }
+    Ok(())
 }
 
 fn evaluate_bare_frames_dir(dir: &Path, args: &Args) -> Result<CheckpointReport> {

@@ -37,6 +37,10 @@ pub struct FrameEvaluation {
     pub lbs_centroid: Option<f64>,
     /// Distances to the reference frame and its stretching energy (J).
     pub reference: Option<(VertexDistance, f64)>,
+    /// Mean distance (m) from this frame to the reference solver's step
+    /// from the two frames before it ([`super::step_check`]; `None` when
+    /// not checked).
+    pub step_distance: Option<f64>,
 }
 
 /// What a frame is compared with, where known: the garment skinned to the
@@ -94,6 +98,7 @@ impl FrameEvaluator {
                     self.metrics.frame(r, None).stretch_energy,
                 )
             }),
+            step_distance: None,
         })
     }
 }
@@ -143,6 +148,10 @@ pub struct SequenceReport {
     pub ref_centroid_cm: Option<f64>,
     pub ref_centroid_cm_max: Option<f64>,
     pub stretch_vs_ref: Option<f64>,
+    /// Mean and worst frame of the distance (mm) from a frame to the
+    /// reference solver's step from the two before it (`--step-check`).
+    pub step_mm: Option<f64>,
+    pub step_mm_max: Option<f64>,
 }
 
 /// (mean, max) of the values, `None` for none.
@@ -182,6 +191,11 @@ impl SequenceStats {
         let (ref_mean_cm, ref_mean_cm_max) = cm(|d| d.mean);
         let (ref_p95_cm, ref_p95_cm_max) = cm(|d| d.p95);
         let (ref_centroid_cm, ref_centroid_cm_max) = cm(|d| d.centroid);
+        let (step_mm, step_mm_max) = mean_max(
+            self.frames
+                .iter()
+                .filter_map(|f| f.step_distance.map(|d| 1e3 * d)),
+        );
         // Frames with a reference: the stretch of both over the same frames.
         let paired: Vec<(f64, f64)> = self
             .frames
@@ -208,6 +222,8 @@ impl SequenceStats {
             ref_centroid_cm,
             ref_centroid_cm_max,
             stretch_vs_ref,
+            step_mm,
+            step_mm_max,
             motion: motion.to_string(),
             frames: self.frames.len(),
             c_mean: 1000.0 * summary.mean,
@@ -248,7 +264,7 @@ pub struct CheckpointReport {
 /// `-` where those were not given.
 pub fn table(reports: &[CheckpointReport]) -> String {
     let mut out = format!(
-        "{:<24} {:<14} {:>6} {:>9} {:>7} {:>6} {:>6} {:>7} {:>7} {:>7} {:>7} {:>8} {:>7} {:>10} {:>10} {:>8} {:>5}\n",
+        "{:<24} {:<14} {:>6} {:>9} {:>7} {:>6} {:>6} {:>7} {:>7} {:>7} {:>7} {:>8} {:>7} {:>7} {:>10} {:>10} {:>8} {:>5}\n",
         "checkpoint",
         "motion",
         "frames",
@@ -262,6 +278,7 @@ pub fn table(reports: &[CheckpointReport]) -> String {
         "refc max",
         "str/ref",
         "LBScmax",
+        "step mm",
         "stretch J",
         "bend J",
         "s/frame",
@@ -272,7 +289,7 @@ pub fn table(reports: &[CheckpointReport]) -> String {
     for r in reports {
         for s in r.sequences.iter().chain(std::iter::once(&r.overall)) {
             out += &format!(
-                "{:<24} {:<14} {:>6} {:>9.3} {:>7.2} {:>6} {:>6} {:>7} {:>7} {:>7} {:>7} {:>8} {:>7} {:>10.4e} {:>10.4e} {:>8.4} {:>5.1}\n",
+                "{:<24} {:<14} {:>6} {:>9.3} {:>7.2} {:>6} {:>6} {:>7} {:>7} {:>7} {:>7} {:>8} {:>7} {:>7} {:>10.4e} {:>10.4e} {:>8.4} {:>5.1}\n",
                 truncate(&r.checkpoint, 24),
                 truncate(&s.motion, 14),
                 s.frames,
@@ -286,6 +303,7 @@ pub fn table(reports: &[CheckpointReport]) -> String {
                 opt(s.ref_centroid_cm_max, 1),
                 opt(s.stretch_vs_ref, 2),
                 opt(s.lbs_centroid_cm_max, 1),
+                opt(s.step_mm, 2),
                 s.stretch,
                 s.bend,
                 s.sec_per_frame,
@@ -295,7 +313,7 @@ pub fn table(reports: &[CheckpointReport]) -> String {
     }
     out + "far% = vertices > 10 cm outside the body; LBSc = centroid distance to the skinned garment's (mean; LBScmax the worst frame); \
 ref cm / ref p95 = mean / 95th-percentile vertex distance to the reference frames (mean over frames); refc max = worst-frame centroid distance to the reference; \
-str/ref = stretching energy over the reference's; skip% = frames where the analysis skipped an intersection path (C leaves those paths out there).\n"
+str/ref = stretching energy over the reference's; step mm = distance from a frame to the reference solver's step from the two frames before it (--step-check); skip% = frames where the analysis skipped an intersection path (C leaves those paths out there).\n"
 }
 
 fn truncate(s: &str, width: usize) -> String {
@@ -329,6 +347,7 @@ mod tests {
                 },
                 1.0,
             )),
+            step_distance: Some(c / 10.0),
         }
     }
 
@@ -362,6 +381,9 @@ mod tests {
         // The reference centroid distance is the frame's C here: worst 2 cm.
         assert!((all.ref_centroid_cm_max.unwrap() - 2.0).abs() < 1e-12);
         assert!((all.stretch_vs_ref.unwrap() - 2.0).abs() < 1e-12);
+        // The step distance is C/10 m here: mean 25/3 · 0.1 mm, worst 2 mm.
+        assert!((all.step_mm.unwrap() - 25.0 / 30.0).abs() < 1e-9);
+        assert!((all.step_mm_max.unwrap() - 2.0).abs() < 1e-9);
         let json = serde_json::to_value(&all).unwrap();
         for key in [
             "motion",
@@ -379,6 +401,8 @@ mod tests {
             "ref_p95_cm",
             "ref_centroid_cm_max",
             "stretch_vs_ref",
+            "step_mm",
+            "step_mm_max",
         ] {
             assert!(json.get(key).is_some(), "{key}");
         }

@@ -90,7 +90,8 @@ pub fn body_path(dir: &Path, k: usize) -> std::path::PathBuf {
 
 /// Rolls `model` out on `frames` of `scene` and measures every frame against
 /// the skinned garment and `reference` (frame k of the window = `reference[k]`).
-/// `on_frame` is called once per frame (progress).
+/// `on_frame` is called once per frame (progress); `keep`, when given,
+/// receives the rolled-out frames.
 pub fn evaluate_rollout(
     model: &NeuralSimulator,
     scene: &Scene,
@@ -98,6 +99,7 @@ pub fn evaluate_rollout(
     options: &RolloutOptions,
     evaluator: &FrameEvaluator,
     reference: Option<&Frames>,
+    mut keep: Option<&mut Frames>,
     mut on_frame: impl FnMut(),
 ) -> Result<SequenceStats> {
     check_reference(reference, frames.len())?;
@@ -112,6 +114,9 @@ pub fn evaluate_rollout(
         stats
             .frames
             .push(evaluator.frame_against(x, Some(bodies.query()?), truth)?);
+        if let Some(kept) = keep.as_deref_mut() {
+            kept.push(x.to_vec());
+        }
         on_frame();
         Ok(())
     })?;

@@ -126,6 +126,7 @@ impl Validator {
             &RolloutOptions::default(),
             &self.evaluator,
             None,
+            None,
             || {},
         );
         // A model that diverges on the window is a result, not an error: its
