@@ -216,8 +216,12 @@ fn evaluate_checkpoint(
             &options,
             &evaluator,
             reference.as_ref(),
-            physics.is_some().then_some(&mut kept),
-            || bar.inc(1),
+            |x| {
+                bar.inc(1);
+                if physics.is_some() {
+                    kept.push(x.to_vec());
+                }
+            },
         )?;
         bar.finish_and_clear();
         if let Some(physics) = &physics {

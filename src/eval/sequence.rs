@@ -90,8 +90,8 @@ pub fn body_path(dir: &Path, k: usize) -> std::path::PathBuf {
 
 /// Rolls `model` out on `frames` of `scene` and measures every frame against
 /// the skinned garment and `reference` (frame k of the window = `reference[k]`).
-/// `on_frame` is called once per frame (progress); `keep`, when given,
-/// receives the rolled-out frames.
+/// `on_frame` is called with every rolled-out frame (progress, or to keep
+/// the frames).
 pub fn evaluate_rollout(
     model: &NeuralSimulator,
     scene: &Scene,
@@ -99,8 +99,7 @@ pub fn evaluate_rollout(
     options: &RolloutOptions,
     evaluator: &FrameEvaluator,
     reference: Option<&Frames>,
-    mut keep: Option<&mut Frames>,
-    mut on_frame: impl FnMut(),
+    mut on_frame: impl FnMut(&[Vec3]),
 ) -> Result<SequenceStats> {
     check_reference(reference, frames.len())?;
     let first = frames.start;
@@ -114,10 +113,7 @@ pub fn evaluate_rollout(
         stats
             .frames
             .push(evaluator.frame_against(x, Some(bodies.query()?), truth)?);
-        if let Some(kept) = keep.as_deref_mut() {
-            kept.push(x.to_vec());
-        }
-        on_frame();
+        on_frame(x);
         Ok(())
     })?;
     stats.seconds = summary.seconds;

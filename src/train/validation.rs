@@ -126,8 +126,7 @@ impl Validator {
             &RolloutOptions::default(),
             &self.evaluator,
             None,
-            None,
-            || {},
+            |_| {},
         );
         // A model that diverges on the window is a result, not an error: its
         // row has no frames and NaN scores, and it is never the best.
