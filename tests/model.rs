@@ -467,6 +467,46 @@ fn accumulated_updates_step_once_on_their_mean() {
     );
 }
 
+/// The gradient-norm bound: a large energy gradient is scaled down to
+/// `clip_norm` (reported as clipped), passes whole with `clip_norm` 0, and
+/// the two updates' second Adam steps differ (the first is sign-like
+/// either way).
+#[test]
+fn clip_norm_zero_leaves_the_gradient_whole() {
+    let config = small_config();
+    let scene = TubeScene::new(8, 40, 9);
+    let graph = step_graph(&scene, &config);
+    let n = graph.num_garment;
+    let large: Vec<Vec3> = (0..n)
+        .map(|i| Vec3::new(50.0, -20.0 * (i % 3) as f64, 10.0))
+        .collect();
+    let small: Vec<Vec3> = (0..n)
+        .map(|i| Vec3::new(-1e-3 * (i % 2) as f64, 2e-3, -1e-3))
+        .collect();
+    let trained = |clip_norm: f64| {
+        let mut t = Trainer::new(NeuralSimulator::new_seeded(&config, &Device::flex(), 5).unwrap());
+        t.accumulate_normalizers(&graph);
+        t.clip_norm = clip_norm;
+        let first = t.apply_gradient(t.predict(&graph), &large, 1e-3).unwrap();
+        t.apply_gradient(t.predict(&graph), &small, 1e-3).unwrap();
+        (first, t.sim.predict_positions(&graph))
+    };
+    let (clipped, a) = trained(1.0);
+    let (whole, b) = trained(0.0);
+    assert!(
+        clipped.gradient_norm > 1.0 && clipped.clipped,
+        "{clipped:?}"
+    );
+    assert_eq!(whole.gradient_norm, clipped.gradient_norm);
+    assert!(!whole.clipped, "{whole:?}");
+    let d = a
+        .iter()
+        .zip(&b)
+        .map(|(p, q)| (p - q).norm())
+        .fold(0.0, f64::max);
+    assert!(d > 1e-7, "clipping changed nothing ({d})");
+}
+
 #[test]
 fn save_load_gives_identical_outputs() {
     let config = small_config();

@@ -671,13 +671,15 @@ fn fresh_samples_start_moving_with_velocity_noise_and_negative_lengths_are_refus
         ("initial_noise", 1),
         ("continue_max_penetration", 2),
         ("continue_max_strain", 3),
+        ("gradient_clip", 4),
     ] {
         let mut bad = config.clone();
         match setting {
             0 => bad.train.initial_velocity_noise = -1e-3,
             1 => bad.train.initial_noise = f64::NAN,
             2 => bad.train.continue_max_penetration = Some(-0.01),
-            _ => bad.train.continue_max_strain = Some(-0.5),
+            3 => bad.train.continue_max_strain = Some(-0.5),
+            _ => bad.train.gradient_clip = -1.0,
         }
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("run");

@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::schedule::{LearningRate, Ramp, RolloutRamp};
+use super::trainer::GRADIENT_CLIP_NORM;
 
 /// A motion and the frames of it that training may sample from.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -116,6 +117,9 @@ pub struct TrainConfig {
     /// (`steps` still counts updates; schedules and logs are per update).
     /// 1 = a step per update (HOOD).
     pub accumulate: u64,
+    /// Bound on the global L2 norm of each update's parameter gradient
+    /// before the optimiser sees it (HOOD: 1); 0 leaves gradients unclipped.
+    pub gradient_clip: f64,
 }
 
 /// The vector backpropagated from the predicted positions into the network.
@@ -186,6 +190,7 @@ impl Default for TrainConfig {
             checkpoint_every: 250,
             preconditioner: Preconditioner::Gradient,
             accumulate: 1,
+            gradient_clip: GRADIENT_CLIP_NORM,
         }
     }
 }

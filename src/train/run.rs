@@ -142,6 +142,12 @@ pub fn train(config: &RunConfig, options: &TrainOptions) -> Result<TrainSummary>
     if tc.accumulate == 0 {
         return Err(Error::invalid("train.accumulate must be at least 1, got 0"));
     }
+    if !(tc.gradient_clip.is_finite() && tc.gradient_clip >= 0.0) {
+        return Err(Error::invalid(format!(
+            "train.gradient_clip must be a finite number ≥ 0 (0: no clipping), got {}",
+            tc.gradient_clip
+        )));
+    }
     let lengths = [
         ("initial_noise", Some(tc.initial_noise)),
         ("initial_velocity_noise", Some(tc.initial_velocity_noise)),
@@ -171,6 +177,7 @@ pub fn train(config: &RunConfig, options: &TrainOptions) -> Result<TrainSummary>
         mut carried,
     } = RunStart::new(config, options, &ckpt)?;
     trainer.accumulate = tc.accumulate;
+    trainer.clip_norm = tc.gradient_clip;
     let config_text = ron::ser::to_string_pretty(config, Default::default())
         .map_err(|e| Error::invalid(format!("serialising the run config: {e}")))?;
     crate::atomic_file::write_bytes_atomic(

@@ -32,6 +32,8 @@ pub struct Trainer {
     /// and every `accumulate`-th update steps on their mean (1: a step per
     /// update). See [`Trainer::flush`].
     pub accumulate: u64,
+    /// Global gradient-norm bound of every update (0: no clipping).
+    pub clip_norm: f64,
     /// Clipped gradients of the updates since the last Adam step, their
     /// count and the learning rate of the latest.
     pending: GradientsAccumulator<GraphNet>,
@@ -44,7 +46,7 @@ pub struct Trainer {
 pub struct UpdateStats {
     /// Global L2 norm of the parameter gradient before clipping.
     pub gradient_norm: f64,
-    /// Whether the gradient was scaled down to [`GRADIENT_CLIP_NORM`].
+    /// Whether the gradient was scaled down to [`Trainer::clip_norm`].
     pub clipped: bool,
 }
 
@@ -65,6 +67,7 @@ impl Trainer {
             updates: 0,
             normalizers_frozen: false,
             accumulate: 1,
+            clip_norm: GRADIENT_CLIP_NORM,
             pending: GradientsAccumulator::new(),
             pending_count: 0,
             pending_lr: 0.0,
@@ -106,7 +109,7 @@ impl Trainer {
 
     /// Backpropagates the energy gradient `gradient` (dE/dx at `predicted`,
     /// one per garment vertex) through the network with the surrogate loss
-    /// L = Σ x·g, clips the global norm to 1 and takes an Adam step with
+    /// L = Σ x·g, clips the global norm to `clip_norm` and takes an Adam step with
     /// learning rate `lr` (or, with `accumulate` > 1, adds the clipped
     /// gradient to the pending ones and steps on their mean every
     /// `accumulate` updates).
@@ -134,13 +137,9 @@ impl Trainer {
         let surrogate = (predicted * g).sum();
         let mut grads = GradientsParams::from_grads(surrogate.backward(), &self.sim.net);
         let gradient_norm = global_norm(&self.sim.net, &grads);
-        let clipped = gradient_norm > GRADIENT_CLIP_NORM;
+        let clipped = self.clip_norm > 0.0 && gradient_norm > self.clip_norm;
         if clipped {
-            scale_gradients(
-                &self.sim.net,
-                &mut grads,
-                GRADIENT_CLIP_NORM / gradient_norm,
-            );
+            scale_gradients(&self.sim.net, &mut grads, self.clip_norm / gradient_norm);
         }
         if self.accumulate <= 1 {
             let net = self.sim.net.clone();
