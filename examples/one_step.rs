@@ -29,12 +29,9 @@ use senc::eval::sequence::{Match, read_frames};
 use senc::garment::Garment;
 use senc::motion::{FrameRange, Motion};
 
-use senc::physics::body_collision::ContactSearch;
-use senc::physics::cloth::{BodyMotion, Cloth, Step};
+use senc::physics::cloth::{Cloth, Step};
 use senc::physics::solver::{ClothState, ReferenceSolver};
-use senc::rollout::{
-    Conditions, DT, GarmentModelInputs, GarmentState, Scene, StepBodies, build_step_graph,
-};
+use senc::rollout::{Conditions, DT, GarmentModelInputs, GarmentState, Scene, build_step_graph};
 
 fn main() {
     if let Err(e) = run() {
@@ -54,18 +51,6 @@ fn compare(x: &[Vec3], target: &[Vec3]) -> (f64, f64) {
         / n;
     let up = x.iter().zip(target).map(|(a, b)| a.y - b.y).sum::<f64>() / n;
     (1e3 * distance, 1e3 * up)
-}
-
-/// The body of one step as the energies see it.
-fn body_motion(bodies: &StepBodies, search: ContactSearch) -> senc::Result<BodyMotion<'_>> {
-    Ok(BodyMotion {
-        next: bodies.query()?,
-        prev_positions: &bodies.body_now,
-        now: match search {
-            ContactSearch::CurrentBody => Some(bodies.query_now()?),
-            ContactSearch::NextBody => None,
-        },
-    })
 }
 
 fn run() -> senc::Result<()> {
@@ -130,7 +115,7 @@ fn run() -> senc::Result<()> {
             &state.x,
             &velocity,
             DT,
-            Some(body_motion(&bodies, search)?),
+            Some(bodies.body_motion(search)?),
         )?;
         let energy = step.energies();
         let mut solved = ClothState {
@@ -140,7 +125,7 @@ fn run() -> senc::Result<()> {
         solver.step(
             &mut solved,
             DT,
-            Some(body_motion(&bodies, search)?),
+            Some(bodies.body_motion(search)?),
             &bodies.pin_targets,
         )?;
         // Zero acceleration in the skinned frame: 2x_t − x_{t−1} + Δ²s.

@@ -19,12 +19,11 @@
 use std::ops::Range;
 
 use super::sequence::Frames;
-use crate::physics::body_collision::ContactSearch;
-use crate::physics::cloth::{BodyMotion, Cloth};
+use crate::physics::cloth::Cloth;
 use crate::physics::config::PhysicsConfig;
 use crate::physics::solver::reference::FRAME_DT;
 use crate::physics::solver::{ClothState, ReferenceSolver};
-use crate::rollout::{Scene, StepBodies};
+use crate::rollout::Scene;
 use crate::{Error, Result, Vec3};
 
 /// The reference solver's physics for one garment.
@@ -84,7 +83,7 @@ impl StepCheck {
             solver.step(
                 &mut state,
                 FRAME_DT,
-                Some(body_motion(&bodies, self.cloth.config().contact_search)?),
+                Some(bodies.body_motion(self.cloth.config().contact_search)?),
                 &bodies.pin_targets,
             )?;
             out[k] = Some(mean_distance(&state.positions, &frames[k]));
@@ -92,18 +91,6 @@ impl StepCheck {
         }
         Ok(out)
     }
-}
-
-/// The body of one step as the energies see it.
-fn body_motion(bodies: &StepBodies, search: ContactSearch) -> Result<BodyMotion<'_>> {
-    Ok(BodyMotion {
-        next: bodies.query()?,
-        prev_positions: &bodies.body_now,
-        now: match search {
-            ContactSearch::CurrentBody => Some(bodies.query_now()?),
-            ContactSearch::NextBody => None,
-        },
-    })
 }
 
 fn mean_distance(a: &[Vec3], b: &[Vec3]) -> f64 {

@@ -8,6 +8,8 @@ use crate::body::query::BodyQuery;
 use crate::garment::Garment;
 use crate::mesh::TriMesh;
 use crate::motion::Motion;
+use crate::physics::body_collision::ContactSearch;
+use crate::physics::cloth::BodyMotion;
 
 use super::mirror::Mirror;
 
@@ -60,6 +62,20 @@ impl StepBodies {
         }
         let built = self.refitted(&self.body_now)?;
         Ok(self.query_now.get_or_init(|| built))
+    }
+
+    /// The body of this step as the energies see it: the body at t+1 and
+    /// its vertices at t, and with [`ContactSearch::CurrentBody`] the body
+    /// at t for the contact search.
+    pub fn body_motion(&self, search: ContactSearch) -> crate::Result<BodyMotion<'_>> {
+        Ok(BodyMotion {
+            next: self.query()?,
+            prev_positions: &self.body_now,
+            now: match search {
+                ContactSearch::CurrentBody => Some(self.query_now()?),
+                ContactSearch::NextBody => None,
+            },
+        })
     }
 
     fn refitted(&self, positions: &[Vec3]) -> crate::Result<BodyQuery> {

@@ -43,7 +43,7 @@ use crate::model::NeuralSimulator;
 use crate::model::checkpoint;
 use crate::model::simulator::tensor_to_points;
 use crate::physics::solver::newton::{SparseCholesky, newton_direction};
-use crate::physics::{BodyMotion, Cloth, ContactSearch, Evaluation, PhysicsConfig, Step};
+use crate::physics::{Cloth, Evaluation, PhysicsConfig, Step};
 use crate::rollout::{DT, GarmentModelInputs, GarmentState, SETTLE_DT, Scene, build_step_graph};
 use crate::train::RunConfig;
 use crate::train::{Preconditioner, TrainConfig};
@@ -661,14 +661,7 @@ impl SampleRun<'_> {
 
             let update = trainer.updates;
             let velocity = state.velocity(dt);
-            let body = BodyMotion {
-                next: bodies.query()?,
-                prev_positions: &bodies.body_now,
-                now: match cloth.config().contact_search {
-                    ContactSearch::CurrentBody => Some(bodies.query_now()?),
-                    ContactSearch::NextBody => None,
-                },
-            };
+            let body = bodies.body_motion(cloth.config().contact_search)?;
             let step = Step::new(&cloth, &state.x, &velocity, dt, Some(body))?
                 .with_collision_weight(tc.body_collision_weight.at(update));
             let StepLoss {
