@@ -182,6 +182,15 @@ impl Energy for EnergySum<'_> {
     }
 }
 
+/// The sum of per-vertex values computed in parallel, added in vertex order:
+/// the same total on every run, whatever the thread scheduling (a rayon
+/// `sum` associates in the order its work happened to be split, which moves
+/// the last bits of the total from run to run).
+pub(crate) fn sum_in_order(values: impl IndexedParallelIterator<Item = f64>) -> f64 {
+    let values: Vec<f64> = values.collect();
+    values.iter().sum()
+}
+
 /// Sums a per-element energy over `elements` in parallel and scatters the
 /// element gradients into `grad` in element order (deterministic result).
 /// `element` returns (value, the K vertex indices, ∂E_e/∂x for each of them).

@@ -4,7 +4,7 @@
 use rand::Rng;
 use rayon::prelude::*;
 
-use super::energy::Energy;
+use super::energy::{Energy, sum_in_order};
 use crate::Vec3;
 
 /// Constant external acceleration (m/s²) on lumped masses.
@@ -40,12 +40,13 @@ impl Energy for ExternalForce<'_> {
     }
 
     fn value_and_gradient(&self, x: &[Vec3], grad: &mut [Vec3]) -> f64 {
-        grad.par_iter_mut()
-            .zip(x.par_iter().zip(self.masses))
-            .map(|(g, (x, &m))| {
-                *g -= m * self.acceleration;
-                -m * self.acceleration.dot(x)
-            })
-            .sum()
+        sum_in_order(
+            grad.par_iter_mut()
+                .zip(x.par_iter().zip(self.masses))
+                .map(|(g, (x, &m))| {
+                    *g -= m * self.acceleration;
+                    -m * self.acceleration.dot(x)
+                }),
+        )
     }
 }

@@ -2,7 +2,7 @@
 
 use rayon::prelude::*;
 
-use super::energy::Energy;
+use super::energy::{Energy, sum_in_order};
 use crate::Vec3;
 
 /// Gravity acting on lumped vertex masses.
@@ -25,12 +25,13 @@ impl Energy for Gravity<'_> {
     }
 
     fn value_and_gradient(&self, x: &[Vec3], grad: &mut [Vec3]) -> f64 {
-        grad.par_iter_mut()
-            .zip(x.par_iter().zip(self.masses))
-            .map(|(gv, (x, &m))| {
-                gv.y += m * self.g;
-                m * self.g * x.y
-            })
-            .sum()
+        sum_in_order(
+            grad.par_iter_mut()
+                .zip(x.par_iter().zip(self.masses))
+                .map(|(gv, (x, &m))| {
+                    gv.y += m * self.g;
+                    m * self.g * x.y
+                }),
+        )
     }
 }

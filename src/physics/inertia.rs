@@ -8,7 +8,7 @@
 
 use rayon::prelude::*;
 
-use super::energy::Energy;
+use super::energy::{Energy, sum_in_order};
 use super::hessian::{Block, Hessian};
 use crate::Vec3;
 use crate::mesh::TriMesh;
@@ -53,14 +53,15 @@ impl Energy for Inertia<'_> {
 
     fn value_and_gradient(&self, x: &[Vec3], grad: &mut [Vec3]) -> f64 {
         let inv_dt2 = 1.0 / (self.dt * self.dt);
-        grad.par_iter_mut()
-            .zip(x.par_iter().zip(&self.target).zip(self.masses))
-            .map(|(g, ((x, target), &m))| {
-                let d = x - target;
-                *g += m * inv_dt2 * d;
-                0.5 * m * inv_dt2 * d.norm_squared()
-            })
-            .sum()
+        sum_in_order(
+            grad.par_iter_mut()
+                .zip(x.par_iter().zip(&self.target).zip(self.masses))
+                .map(|(g, ((x, target), &m))| {
+                    let d = x - target;
+                    *g += m * inv_dt2 * d;
+                    0.5 * m * inv_dt2 * d.norm_squared()
+                }),
+        )
     }
 
     /// ∂²E/∂x_v² = m_v/dt²·I (exact).
