@@ -24,14 +24,13 @@
 use std::path::{Path, PathBuf};
 
 use senc::Vec3;
-use senc::body::Body;
-use senc::eval::sequence::{Match, read_frames};
-use senc::garment::Garment;
-use senc::motion::{FrameRange, Motion};
+use senc::physics::cloth::Step;
+use senc::physics::solver::ClothState;
+use senc::rollout::{Conditions, DT, GarmentModelInputs, build_step_graph};
 
-use senc::physics::cloth::{Cloth, Step};
-use senc::physics::solver::{ClothState, ReferenceSolver};
-use senc::rollout::{Conditions, DT, GarmentModelInputs, GarmentState, Scene, build_step_graph};
+#[path = "shared/reference_window.rs"]
+mod reference_window;
+use reference_window::ReferenceWindow;
 
 fn main() {
     if let Err(e) = run() {
@@ -63,24 +62,14 @@ fn run() -> senc::Result<()> {
     let checkpoint = PathBuf::from(checkpoint);
     let device = burn::tensor::Device::default();
     let model = senc::model::checkpoint::load(&checkpoint, &device)?;
-    let run = senc::train::checkpoint_run_config(&checkpoint)?;
-    let body = Body::makehuman()?;
-    let garment = Garment::from_config(&run.garment, &body)?;
-    let motion = Motion::load(Path::new(motion), &body)?;
-    let range = frames.parse::<FrameRange>()?.resolve(motion.len())?;
-    let scene = Scene::new(body, garment, motion);
-    let reference = read_frames(
-        Path::new(reference),
-        &scene.garment.rest,
-        Some(range.len()),
-        Match::Vertices,
-    )?;
+    let window = ReferenceWindow::load(&checkpoint, motion, frames, Path::new(reference))?;
+    let (scene, range, reference) = (&window.scene, window.range.clone(), &window.reference);
 
     let conditions = Conditions::default();
-    let inputs = GarmentModelInputs::new(&scene, &conditions.material, &model.config)?;
-    let cloth = Cloth::new(&scene.garment.rest, &run.physics)?;
-    let solver = ReferenceSolver::new(&cloth, &scene.garment.pinned)?;
-    let search = run.physics.contact_search;
+    let inputs = GarmentModelInputs::new(scene, &conditions.material, &model.config)?;
+    let cloth = window.cloth()?;
+    let solver = window.solver(&cloth)?;
+    let search = window.run.physics.contact_search;
 
     println!(
         "{:>5} | {:>16} | {:>16} | {:>16} | {:>16} | E at the answer (J): network reference solver",
@@ -90,12 +79,7 @@ fn run() -> senc::Result<()> {
     let mut steps = 0;
     for k in 1..range.len() - 1 {
         let t = range.start + k;
-        let state = GarmentState {
-            x: reference[k].clone(),
-            x_prev: reference[k - 1].clone(),
-            skinned: scene.skinned_garment(t),
-            skinned_prev: scene.skinned_garment(t - 1),
-        };
+        let state = window.state(t);
         let target = &reference[k + 1];
         let bodies = scene.step_bodies(t, t + 1)?;
         let graph = build_step_graph(

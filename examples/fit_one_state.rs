@@ -1,0 +1,214 @@
+//! Can the network represent one solver step? Fit it to a single state.
+//!
+//! Training asks the network to minimise each step's incremental potential
+//! E(x) (inertia, stretch, bending, gravity, body collision, friction) over
+//! many states at once. If the trained models stay far above the minimum
+//! that the reference solver reaches, either the states are too many for
+//! the network (capacity, data, optimisation budget) or one step is beyond
+//! what it can express at all (features, decoder, normalisers, the gradient
+//! bridge). This example separates the two: it takes the states of the
+//! frames t in STATES — the reference solver's garment at t−1 and t — and
+//! trains the network on those states alone (one update per state in turn), the same update as `senc train` (prediction, f64
+//! energy gradient, surrogate Σ x·g, clip, Adam), with the normalisers as
+//! the checkpoint holds them. Twenty times in the run it prints, over the
+//! states, the mean and worst excess of E at the prediction over E at the
+//! solver's answer x* from the same state (the minimum training aims at),
+//! and the mean and largest vertex distance from x*.
+//!
+//! `trained` starts from the checkpoint's weights, `fresh` from new random
+//! weights (seed 0) with the checkpoint's normalisers.
+//!
+//! ```text
+//! senc simulate --config configs/simulate_tshirt.ron --motion 01_01 --frames 0:31 --out ref/t
+//! cargo run --release --example fit_one_state -- checkpoints/tshirt 01_01 0:31 ref/t 15:16 trained 2000 1e-4
+//! ```
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use senc::Vec3;
+use senc::model::NeuralSimulator;
+use senc::model::simulator::tensor_to_points;
+use senc::motion::FrameRange;
+use senc::physics::cloth::Step;
+use senc::physics::solver::ClothState;
+use senc::rollout::{Conditions, DT, GarmentModelInputs, build_step_graph};
+use senc::train::trainer::Trainer;
+
+#[path = "shared/reference_window.rs"]
+mod reference_window;
+use reference_window::ReferenceWindow;
+
+fn main() {
+    if let Err(e) = run() {
+        eprintln!("error: {e}");
+        std::process::exit(1);
+    }
+}
+
+/// Mean and largest vertex distance (mm) between `a` and `b`.
+fn distance(a: &[Vec3], b: &[Vec3]) -> (f64, f64) {
+    let d: Vec<f64> = a.iter().zip(b).map(|(p, q)| (p - q).norm()).collect();
+    let mean = d.iter().sum::<f64>() / d.len() as f64;
+    let max = d.iter().cloned().fold(0.0, f64::max);
+    (1e3 * mean, 1e3 * max)
+}
+
+fn run() -> senc::Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let [
+        checkpoint,
+        motion,
+        frames,
+        reference,
+        states,
+        start,
+        updates,
+        lr,
+    ] = args.as_slice()
+    else {
+        return Err(senc::Error::invalid(
+            "usage: fit_one_state CHECKPOINT MOTION FRAMES REFERENCE_DIR STATES trained|fresh UPDATES LR",
+        ));
+    };
+    let parse = |what: &str, s: &str| -> senc::Result<f64> {
+        s.parse::<f64>()
+            .map_err(|_| senc::Error::invalid(format!("{what} must be a number, got {s:?}")))
+    };
+    let updates = parse("UPDATES", updates)? as u64;
+    let lr = parse("LR", lr)?;
+    let states = states.parse::<FrameRange>()?;
+    let checkpoint = PathBuf::from(checkpoint);
+    let device = burn::tensor::Device::default();
+    let mut model = senc::model::checkpoint::load(&checkpoint, &device)?;
+    match start.as_str() {
+        "trained" => {}
+        "fresh" => {
+            let fresh = NeuralSimulator::new_seeded(&model.config, &device, 0)?;
+            model.net = fresh.net;
+        }
+        other => {
+            return Err(senc::Error::invalid(format!(
+                "start must be trained or fresh, got {other:?}"
+            )));
+        }
+    }
+    let window = ReferenceWindow::load(&checkpoint, motion, frames, Path::new(reference))?;
+    let (scene, range) = (&window.scene, window.range.clone());
+    let states = states.resolve(scene.motion.len())?;
+    if states.start < range.start + 1 || states.end + 1 > range.end || states.is_empty() {
+        return Err(senc::Error::invalid(format!(
+            "STATES must lie inside the window with a frame before and after each: {}:{} in {}:{}",
+            states.start, states.end, range.start, range.end
+        )));
+    }
+
+    let conditions = Conditions::default();
+    let inputs = GarmentModelInputs::new(scene, &conditions.material, &model.config)?;
+    let cloth = window.cloth()?;
+    let solver = window.solver(&cloth)?;
+    let search = window.run.physics.contact_search;
+
+    // One state per frame t of STATES: the reference's garment at t−1 and t.
+    let mut graphs = Vec::new();
+    let mut bodies = Vec::new();
+    let mut starts = Vec::new();
+    for t in states.clone() {
+        let state = window.state(t);
+        let step_bodies = scene.step_bodies(t, t + 1)?;
+        graphs.push(build_step_graph(
+            &inputs,
+            &state,
+            &step_bodies,
+            &conditions,
+            DT,
+            &model.config,
+            &model.arch,
+        )?);
+        bodies.push(step_bodies);
+        starts.push(state);
+    }
+    let mut steps = Vec::new();
+    let mut minima = Vec::new();
+    let mut stays = Vec::new();
+    for (state, step_bodies) in starts.iter().zip(&bodies) {
+        let velocity = state.velocity(DT);
+        let step = Step::new(
+            &cloth,
+            &state.x,
+            &velocity,
+            DT,
+            Some(step_bodies.body_motion(search)?),
+        )?;
+        let mut solved = ClothState {
+            positions: state.x.clone(),
+            velocities: velocity.clone(),
+        };
+        solver.step(
+            &mut solved,
+            DT,
+            Some(step_bodies.body_motion(search)?),
+            &step_bodies.pin_targets,
+        )?;
+        let minimum = step.energies().evaluate(&solved.positions).total;
+        stays.push(step.energies().evaluate(&state.x).total - minimum);
+        minima.push((minimum, solved.positions));
+        steps.push(step);
+    }
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    println!(
+        "{} states (frames {}:{} of {motion}); staying put is {:.3} mJ above the solver's minimum on average",
+        steps.len(),
+        states.start,
+        states.end,
+        1e3 * mean(&stays)
+    );
+
+    let mut trainer = Trainer::new(model);
+    trainer.normalizers_frozen = true;
+    let report = (updates / 20).max(1);
+    println!(
+        "{:>7} | {:>10} {:>10} | {:>9} {:>9} | s",
+        "update", "E−E* mJ", "worst mJ", "mean mm", "max mm"
+    );
+    let timer = Instant::now();
+    let mut last = f64::NAN;
+    for update in 0..=updates {
+        if update % report == 0 || update == updates {
+            let mut excess = Vec::new();
+            let mut mean_mm = Vec::new();
+            let mut max_mm: f64 = 0.0;
+            for (i, graph) in graphs.iter().enumerate() {
+                let x = tensor_to_points(trainer.predict(graph));
+                excess.push(steps[i].energies().evaluate(&x).total - minima[i].0);
+                let (m, mx) = distance(&x, &minima[i].1);
+                mean_mm.push(m);
+                max_mm = max_mm.max(mx);
+            }
+            last = 1e3 * mean(&excess);
+            println!(
+                "{update:>7} | {last:>10.3} {:>10.3} | {:>9.3} {max_mm:>9.3} | {:.0}",
+                1e3 * excess.iter().cloned().fold(f64::MIN, f64::max),
+                mean(&mean_mm),
+                timer.elapsed().as_secs_f64()
+            );
+        }
+        if update == updates {
+            break;
+        }
+        let i = (update as usize) % graphs.len();
+        let predicted = trainer.predict(&graphs[i]);
+        let x = tensor_to_points(predicted.clone());
+        let e = steps[i].energies().evaluate(&x);
+        if !e.total.is_finite() {
+            return Err(senc::Error::invalid("the loss is no longer finite"));
+        }
+        trainer.apply_gradient(predicted, &e.gradient, lr)?;
+    }
+    println!(
+        "summary: {updates} updates on {} states: {last:.3} mJ above the solver's minimum on average (staying put: {:.3} mJ)",
+        steps.len(),
+        1e3 * mean(&stays)
+    );
+    Ok(())
+}
