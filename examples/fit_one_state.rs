@@ -13,7 +13,9 @@
 //! the checkpoint holds them. Twenty times in the run it prints, over the
 //! states, the mean and worst excess of E at the prediction over E at the
 //! solver's answer x* from the same state (the minimum training aims at),
-//! and the mean and largest vertex distance from x*.
+//! and the mean and largest vertex distance from x*. Last, it rolls the
+//! fitted network out over the same frames from the first state and prints
+//! its distance from the reference's frames beside skinning's.
 //!
 //! `trained` starts from the checkpoint's weights, `fresh` from new random
 //! weights (seed 0) with the checkpoint's normalisers.
@@ -205,10 +207,42 @@ fn run() -> senc::Result<()> {
         }
         trainer.apply_gradient(predicted, &e.gradient, lr)?;
     }
+    // The fitted network rolled out over the same frames from the first
+    // state, against the reference and the skinned garment.
+    let mut state = window.state(states.start);
+    let mut rolled = Vec::new();
+    let mut skinned = Vec::new();
     println!(
-        "summary: {updates} updates on {} states: {last:.3} mJ above the solver's minimum on average (staying put: {:.3} mJ)",
+        "rollout from frame {}: frame | network mm from the reference | skinning mm",
+        states.start
+    );
+    for (i, t) in states.clone().enumerate() {
+        let graph = build_step_graph(
+            &inputs,
+            &state,
+            &bodies[i],
+            &conditions,
+            DT,
+            &trainer.sim.config,
+            &trainer.sim.arch,
+        )?;
+        let x = tensor_to_points(trainer.predict(&graph));
+        let target = &window.reference[t + 1 - range.start];
+        let skin = scene.skinned_garment(t + 1);
+        rolled.push(distance(&x, target).0);
+        skinned.push(distance(&skin, target).0);
+        if i % 5 == 4 || t + 1 == states.end {
+            println!("{:>5} | {:>8.2} | {:>8.2}", t + 1, rolled[i], skinned[i]);
+        }
+        state.advance(x, skin, false);
+    }
+    println!(
+        "summary: {updates} updates on {} states: {last:.3} mJ above the solver's minimum on average (staying put: {:.3} mJ); rolled out from frame {}: {:.2} mm from the reference on average (skinning {:.2} mm)",
         steps.len(),
-        1e3 * mean(&stays)
+        1e3 * mean(&stays),
+        states.start,
+        mean(&rolled),
+        mean(&skinned)
     );
     Ok(())
 }
