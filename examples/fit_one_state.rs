@@ -13,12 +13,15 @@
 //! the checkpoint holds them. Twenty times in the run it prints, over the
 //! states, the mean and worst excess of E at the prediction over E at the
 //! solver's answer x* from the same state (the minimum training aims at),
-//! and the mean and largest vertex distance from x*. Last, it rolls the
+//! and the mean, median and largest vertex distance from x* (the median
+//! averaged over the states). Last, it rolls the
 //! fitted network out over the same frames from the first state and prints
 //! its distance from the reference's frames beside skinning's.
 //!
 //! `trained` starts from the checkpoint's weights, `fresh` from new random
-//! weights (seed 0) with the checkpoint's normalisers.
+//! weights (seed 0) with the checkpoint's normalisers. A last argument
+//! `newton` pulls the prediction along the Newton step (−H⁻¹g, training's
+//! `preconditioner: Newton`) instead of the energy gradient g.
 //!
 //! ```text
 //! senc simulate --config configs/simulate_tshirt.ron --motion 01_01 --frames 0:31 --out ref/t
@@ -34,6 +37,7 @@ use senc::model::simulator::tensor_to_points;
 use senc::motion::FrameRange;
 use senc::physics::cloth::Step;
 use senc::physics::solver::ClothState;
+use senc::physics::solver::newton::{SparseCholesky, newton_direction};
 use senc::rollout::{Conditions, DT, GarmentModelInputs, build_step_graph};
 use senc::train::trainer::Trainer;
 
@@ -48,12 +52,14 @@ fn main() {
     }
 }
 
-/// Mean and largest vertex distance (mm) between `a` and `b`.
-fn distance(a: &[Vec3], b: &[Vec3]) -> (f64, f64) {
-    let d: Vec<f64> = a.iter().zip(b).map(|(p, q)| (p - q).norm()).collect();
+/// Mean, median and largest vertex distance (mm) between `a` and `b`.
+fn distance(a: &[Vec3], b: &[Vec3]) -> (f64, f64, f64) {
+    let mut d: Vec<f64> = a.iter().zip(b).map(|(p, q)| (p - q).norm()).collect();
     let mean = d.iter().sum::<f64>() / d.len() as f64;
-    let max = d.iter().cloned().fold(0.0, f64::max);
-    (1e3 * mean, 1e3 * max)
+    d.sort_by(f64::total_cmp);
+    let median = d[d.len() / 2];
+    let max = d.last().copied().unwrap_or(0.0);
+    (1e3 * mean, 1e3 * median, 1e3 * max)
 }
 
 fn run() -> senc::Result<()> {
@@ -67,15 +73,26 @@ fn run() -> senc::Result<()> {
         start,
         updates,
         lr,
+        pull @ ..,
     ] = args.as_slice()
     else {
         return Err(senc::Error::invalid(
-            "usage: fit_one_state CHECKPOINT MOTION FRAMES REFERENCE_DIR STATES trained|fresh UPDATES LR",
+            "usage: fit_one_state CHECKPOINT MOTION FRAMES REFERENCE_DIR STATES trained|fresh UPDATES LR [gradient|newton]",
         ));
     };
     let parse = |what: &str, s: &str| -> senc::Result<f64> {
         s.parse::<f64>()
             .map_err(|_| senc::Error::invalid(format!("{what} must be a number, got {s:?}")))
+    };
+    let newton = match pull {
+        [] => false,
+        [p] if p == "gradient" => false,
+        [p] if p == "newton" => true,
+        other => {
+            return Err(senc::Error::invalid(format!(
+                "the last argument is gradient or newton, got {other:?}"
+            )));
+        }
     };
     let updates = parse("UPDATES", updates)? as u64;
     let lr = parse("LR", lr)?;
@@ -170,28 +187,32 @@ fn run() -> senc::Result<()> {
     trainer.normalizers_frozen = true;
     let report = (updates / 20).max(1);
     println!(
-        "{:>7} | {:>10} {:>10} | {:>9} {:>9} | s",
-        "update", "E−E* mJ", "worst mJ", "mean mm", "max mm"
+        "{:>7} | {:>10} {:>10} | {:>9} {:>9} {:>9} | s",
+        "update", "E−E* mJ", "worst mJ", "mean mm", "median mm", "max mm"
     );
     let timer = Instant::now();
     let mut last = f64::NAN;
+    let mut cholesky = SparseCholesky::default();
     for update in 0..=updates {
         if update % report == 0 || update == updates {
             let mut excess = Vec::new();
             let mut mean_mm = Vec::new();
+            let mut median_mm = Vec::new();
             let mut max_mm: f64 = 0.0;
             for (i, graph) in graphs.iter().enumerate() {
                 let x = tensor_to_points(trainer.predict(graph));
                 excess.push(steps[i].energies().evaluate(&x).total - minima[i].0);
-                let (m, mx) = distance(&x, &minima[i].1);
+                let (m, md, mx) = distance(&x, &minima[i].1);
                 mean_mm.push(m);
+                median_mm.push(md);
                 max_mm = max_mm.max(mx);
             }
             last = 1e3 * mean(&excess);
             println!(
-                "{update:>7} | {last:>10.3} {:>10.3} | {:>9.3} {max_mm:>9.3} | {:.0}",
+                "{update:>7} | {last:>10.3} {:>10.3} | {:>9.3} {:>9.3} {max_mm:>9.3} | {:.0}",
                 1e3 * excess.iter().cloned().fold(f64::MIN, f64::max),
                 mean(&mean_mm),
+                mean(&median_mm),
                 timer.elapsed().as_secs_f64()
             );
         }
@@ -205,7 +226,18 @@ fn run() -> senc::Result<()> {
         if !e.total.is_finite() {
             return Err(senc::Error::invalid("the loss is no longer finite"));
         }
-        trainer.apply_gradient(predicted, &e.gradient, lr)?;
+        if newton {
+            let free: Vec<bool> = graphs[i].free.iter().map(|&f| f > 0.5).collect();
+            let Some(d) =
+                newton_direction(&steps[i].energies(), &x, &e.gradient, &free, &mut cholesky)
+            else {
+                return Err(senc::Error::invalid("the Newton step failed"));
+            };
+            let pulled: Vec<Vec3> = d.iter().map(|d| -d).collect();
+            trainer.apply_gradient(predicted, &pulled, lr)?;
+        } else {
+            trainer.apply_gradient(predicted, &e.gradient, lr)?;
+        }
     }
     // The fitted network rolled out over the same frames from the first
     // state, against the reference and the skinned garment.
