@@ -19,7 +19,8 @@
 //! its distance from the reference's frames beside skinning's.
 //!
 //! `trained` starts from the checkpoint's weights, `fresh` from new random
-//! weights (seed 0) with the checkpoint's normalisers. A last argument
+//! weights (seed 0) with the checkpoint's normalisers. `LR` is a constant
+//! learning rate, or `RATE/N` for one halved every N updates. A last argument
 //! `newton` pulls the prediction along the Newton step (−H⁻¹g, training's
 //! `preconditioner: Newton`) instead of the energy gradient g.
 //!
@@ -77,7 +78,7 @@ fn run() -> senc::Result<()> {
     ] = args.as_slice()
     else {
         return Err(senc::Error::invalid(
-            "usage: fit_one_state CHECKPOINT MOTION FRAMES REFERENCE_DIR STATES trained|fresh UPDATES LR [gradient|newton]",
+            "usage: fit_one_state CHECKPOINT MOTION FRAMES REFERENCE_DIR STATES trained|fresh UPDATES LR[/N] [gradient|newton]",
         ));
     };
     let parse = |what: &str, s: &str| -> senc::Result<f64> {
@@ -95,7 +96,11 @@ fn run() -> senc::Result<()> {
         }
     };
     let updates = parse("UPDATES", updates)? as u64;
-    let lr = parse("LR", lr)?;
+    // LR is a constant rate, or RATE/N: halved every N updates.
+    let (lr, halve_every) = match lr.split_once('/') {
+        Some((rate, every)) => (parse("LR", rate)?, parse("LR's N", every)? as u64),
+        None => (parse("LR", lr)?, 0),
+    };
     let states = states.parse::<FrameRange>()?;
     let checkpoint = PathBuf::from(checkpoint);
     let device = burn::tensor::Device::default();
@@ -220,6 +225,11 @@ fn run() -> senc::Result<()> {
             break;
         }
         let i = (update as usize) % graphs.len();
+        let lr = if halve_every > 0 {
+            lr * 0.5f64.powi((update / halve_every) as i32)
+        } else {
+            lr
+        };
         let predicted = trainer.predict(&graphs[i]);
         let x = tensor_to_points(predicted.clone());
         let e = steps[i].energies().evaluate(&x);
