@@ -225,10 +225,9 @@ fn run() -> senc::Result<()> {
             break;
         }
         let i = (update as usize) % graphs.len();
-        let lr = if halve_every > 0 {
-            lr * 0.5f64.powi((update / halve_every) as i32)
-        } else {
-            lr
+        let lr = match update.checked_div(halve_every) {
+            Some(halvings) => lr * 0.5f64.powi(halvings as i32),
+            None => lr,
         };
         let predicted = trainer.predict(&graphs[i]);
         let x = tensor_to_points(predicted.clone());
