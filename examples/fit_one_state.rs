@@ -16,7 +16,9 @@
 //! and the mean, median and largest vertex distance from x* (the median
 //! averaged over the states). Last, it rolls the
 //! fitted network out over the same frames from the first state and prints
-//! its distance from the reference's frames beside skinning's.
+//! its distance from the reference's frames beside skinning's; with
+//! `out=DIR` it writes that rollout as DIR/frame_{k:05}.ply (k the frame's
+//! index in the window; the frames up to the first state are the reference's).
 //!
 //! `trained` starts from the checkpoint's weights, `fresh` from new random
 //! weights (seed 0) with the checkpoint's normalisers. `LR` is a constant
@@ -33,6 +35,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use senc::Vec3;
+use senc::mesh::write_ply_simple;
 use senc::model::NeuralSimulator;
 use senc::model::simulator::tensor_to_points;
 use senc::motion::FrameRange;
@@ -78,23 +81,33 @@ fn run() -> senc::Result<()> {
     ] = args.as_slice()
     else {
         return Err(senc::Error::invalid(
-            "usage: fit_one_state CHECKPOINT MOTION FRAMES REFERENCE_DIR STATES trained|fresh UPDATES LR[/N] [gradient|newton]",
+            "usage: fit_one_state CHECKPOINT MOTION FRAMES REFERENCE_DIR STATES trained|fresh UPDATES LR[/N] [gradient|newton] [out=DIR]",
         ));
     };
     let parse = |what: &str, s: &str| -> senc::Result<f64> {
         s.parse::<f64>()
             .map_err(|_| senc::Error::invalid(format!("{what} must be a number, got {s:?}")))
     };
-    let newton = match pull {
-        [] => false,
-        [p] if p == "gradient" => false,
-        [p] if p == "newton" => true,
-        other => {
-            return Err(senc::Error::invalid(format!(
-                "the last argument is gradient or newton, got {other:?}"
-            )));
+    let mut newton = false;
+    let mut out = None;
+    for option in pull {
+        match option.as_str() {
+            "gradient" => newton = false,
+            "newton" => newton = true,
+            _ => match option.strip_prefix("out=") {
+                Some(dir) => out = Some(PathBuf::from(dir)),
+                None => {
+                    return Err(senc::Error::invalid(format!(
+                        "the optional arguments are gradient, newton and out=DIR, got {option:?}"
+                    )));
+                }
+            },
         }
-    };
+    }
+    if let Some(dir) = &out {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| senc::Error::invalid(format!("cannot create {}: {e}", dir.display())))?;
+    }
     let updates = parse("UPDATES", updates)? as u64;
     // LR is a constant rate, or RATE/N: halved every N updates.
     let (lr, halve_every) = match lr.split_once('/') {
@@ -119,6 +132,16 @@ fn run() -> senc::Result<()> {
     }
     let window = ReferenceWindow::load(&checkpoint, motion, frames, Path::new(reference))?;
     let (scene, range) = (&window.scene, window.range.clone());
+    // The rollout's frame k of the window as frame_{k:05}.ply in `out`.
+    let write = |k: usize, x: &[Vec3]| -> senc::Result<()> {
+        match &out {
+            Some(dir) => write_ply_simple(
+                &dir.join(format!("frame_{k:05}.ply")),
+                &window.scene.garment.rest.with_positions(x.to_vec()),
+            ),
+            None => Ok(()),
+        }
+    };
     let states = states.resolve(scene.motion.len())?;
     if states.start < range.start + 1 || states.end + 1 > range.end || states.is_empty() {
         return Err(senc::Error::invalid(format!(
@@ -251,6 +274,9 @@ fn run() -> senc::Result<()> {
     // The fitted network rolled out over the same frames from the first
     // state, against the reference and the skinned garment.
     let mut state = window.state(states.start);
+    for k in 0..=states.start - range.start {
+        write(k, &window.reference[k])?;
+    }
     let mut rolled = Vec::new();
     let mut skinned = Vec::new();
     println!(
@@ -270,6 +296,7 @@ fn run() -> senc::Result<()> {
         let x = tensor_to_points(trainer.predict(&graph));
         let target = &window.reference[t + 1 - range.start];
         let skin = scene.skinned_garment(t + 1);
+        write(t + 1 - range.start, &x)?;
         rolled.push(distance(&x, target).0);
         skinned.push(distance(&skin, target).0);
         if i % 5 == 4 || t + 1 == states.end {
