@@ -39,8 +39,6 @@ use senc::mesh::write_ply_simple;
 use senc::model::NeuralSimulator;
 use senc::model::simulator::tensor_to_points;
 use senc::motion::FrameRange;
-use senc::physics::cloth::Step;
-use senc::physics::solver::ClothState;
 use senc::physics::solver::newton::{SparseCholesky, newton_direction};
 use senc::rollout::{Conditions, DT, GarmentModelInputs, build_step_graph};
 use senc::train::trainer::Trainer;
@@ -154,7 +152,6 @@ fn run() -> senc::Result<()> {
     let inputs = GarmentModelInputs::new(scene, &conditions.material, &model.config)?;
     let cloth = window.cloth()?;
     let solver = window.solver(&cloth)?;
-    let search = window.run.physics.contact_search;
 
     // One state per frame t of STATES: the reference's garment at t−1 and t.
     let mut graphs = Vec::new();
@@ -179,27 +176,10 @@ fn run() -> senc::Result<()> {
     let mut minima = Vec::new();
     let mut stays = Vec::new();
     for (state, step_bodies) in starts.iter().zip(&bodies) {
-        let velocity = state.velocity(DT);
-        let step = Step::new(
-            &cloth,
-            &state.x,
-            &velocity,
-            DT,
-            Some(step_bodies.body_motion(search)?),
-        )?;
-        let mut solved = ClothState {
-            positions: state.x.clone(),
-            velocities: velocity.clone(),
-        };
-        solver.step(
-            &mut solved,
-            DT,
-            Some(step_bodies.body_motion(search)?),
-            &step_bodies.pin_targets,
-        )?;
-        let minimum = step.energies().evaluate(&solved.positions).total;
+        let (step, solved) = window.step_and_answer(&cloth, &solver, state, step_bodies)?;
+        let minimum = step.energies().evaluate(&solved).total;
         stays.push(step.energies().evaluate(&state.x).total - minimum);
-        minima.push((minimum, solved.positions));
+        minima.push((minimum, solved));
         steps.push(step);
     }
     let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;

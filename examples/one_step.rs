@@ -24,8 +24,6 @@
 use std::path::{Path, PathBuf};
 
 use senc::Vec3;
-use senc::physics::cloth::Step;
-use senc::physics::solver::ClothState;
 use senc::rollout::{Conditions, DT, GarmentModelInputs, build_step_graph};
 
 #[path = "shared/reference_window.rs"]
@@ -69,7 +67,6 @@ fn run() -> senc::Result<()> {
     let inputs = GarmentModelInputs::new(scene, &conditions.material, &model.config)?;
     let cloth = window.cloth()?;
     let solver = window.solver(&cloth)?;
-    let search = window.run.physics.contact_search;
 
     println!(
         "{:>5} | {:>16} | {:>16} | {:>16} | {:>16} | E at the answer (J): network reference solver",
@@ -93,25 +90,8 @@ fn run() -> senc::Result<()> {
         )?;
         let network = model.predict_positions(&graph);
 
-        let velocity = state.velocity(DT);
-        let step = Step::new(
-            &cloth,
-            &state.x,
-            &velocity,
-            DT,
-            Some(bodies.body_motion(search)?),
-        )?;
+        let (step, solved) = window.step_and_answer(&cloth, &solver, &state, &bodies)?;
         let energy = step.energies();
-        let mut solved = ClothState {
-            positions: state.x.clone(),
-            velocities: velocity.clone(),
-        };
-        solver.step(
-            &mut solved,
-            DT,
-            Some(bodies.body_motion(search)?),
-            &bodies.pin_targets,
-        )?;
         // Zero acceleration in the skinned frame: 2x_t − x_{t−1} + Δ²s.
         let inertial: Vec<Vec3> = (0..state.x.len())
             .map(|v| {
@@ -122,14 +102,14 @@ fn run() -> senc::Result<()> {
 
         let rows = [
             compare(&network, target),
-            compare(&solved.positions, target),
+            compare(&solved, target),
             compare(&state.x, target),
             compare(&inertial, target),
         ];
         let energies = [
             energy.evaluate(&network).total,
             energy.evaluate(target).total,
-            energy.evaluate(&solved.positions).total,
+            energy.evaluate(&solved).total,
         ];
         println!(
             "{t:>5} | {} | {:.4} {:.4} {:.4}",

@@ -10,9 +10,9 @@ use senc::body::Body;
 use senc::eval::sequence::{Match, read_frames};
 use senc::garment::Garment;
 use senc::motion::{FrameRange, Motion};
-use senc::physics::cloth::Cloth;
-use senc::physics::solver::ReferenceSolver;
-use senc::rollout::{GarmentState, Scene};
+use senc::physics::cloth::{Cloth, Step};
+use senc::physics::solver::{ClothState, ReferenceSolver};
+use senc::rollout::{DT, GarmentState, Scene, StepBodies};
 use senc::train::RunConfig;
 
 /// A checkpoint's run config and scene, with the reference frames of a window.
@@ -78,5 +78,37 @@ impl ReferenceWindow {
     /// The reference solver for `cloth` with the garment's pinned vertices.
     pub fn solver<'a>(&self, cloth: &'a Cloth) -> senc::Result<ReferenceSolver<'a>> {
         ReferenceSolver::new(cloth, &self.scene.garment.pinned)
+    }
+
+    /// The step from `state` to the frame of `bodies` under the run's
+    /// physics: its incremental potential (what training minimises) and the
+    /// reference solver's answer, the potential's minimum.
+    pub fn step_and_answer<'c>(
+        &self,
+        cloth: &'c Cloth,
+        solver: &ReferenceSolver<'_>,
+        state: &GarmentState,
+        bodies: &StepBodies,
+    ) -> senc::Result<(Step<'c>, Vec<Vec3>)> {
+        let search = self.run.physics.contact_search;
+        let velocity = state.velocity(DT);
+        let step = Step::new(
+            cloth,
+            &state.x,
+            &velocity,
+            DT,
+            Some(bodies.body_motion(search)?),
+        )?;
+        let mut solved = ClothState {
+            positions: state.x.clone(),
+            velocities: velocity,
+        };
+        solver.step(
+            &mut solved,
+            DT,
+            Some(bodies.body_motion(search)?),
+            &bodies.pin_targets,
+        )?;
+        Ok((step, solved.positions))
     }
 }
