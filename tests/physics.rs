@@ -688,6 +688,110 @@ fn newton_and_lbfgs_reach_the_same_step_solution() {
 }
 
 #[test]
+fn a_step_can_start_from_a_guess_and_run_on_a_fixed_iteration_budget() {
+    // A sheet settled on a sphere that then moves 1 cm. The converged step x*
+    // from the inertial target; started from x* itself the step stays there
+    // without an iteration; two iterations from the inertial target stop
+    // unconverged but closer to x* than where they started; the settling step
+    // of a two-iteration solver converges when `settle_max_iterations` says so.
+    let rest = cloth_sheet(12, 0.6, 0.31);
+    let ball = sphere(0.3, 4);
+    let mut body = BodyQuery::new(&ball).unwrap();
+    let cloth_with = |max_iterations: usize, settle_max_iterations: Option<usize>| {
+        let mut config = PhysicsConfig::default();
+        config.solver.tolerance = 1e-6;
+        config.solver.max_iterations = max_iterations;
+        config.solver.settle_max_iterations = settle_max_iterations;
+        Cloth::new(&rest, &config).unwrap()
+    };
+    let settle_with = |cloth: &Cloth| {
+        let mut draped = ClothState::at_rest(rest.positions.clone());
+        let report = ReferenceSolver::new(cloth, &[])
+            .unwrap()
+            .settle(
+                &mut draped,
+                Some(BodyMotion::new(&body, &ball.positions)),
+                &rest.positions,
+            )
+            .unwrap();
+        (draped, report)
+    };
+    let (_, capped) = settle_with(&cloth_with(2, None));
+    assert!(!capped.converged && capped.iterations == 2, "{capped:?}");
+    let budget = cloth_with(2, Some(5000));
+    let (draped, settled) = settle_with(&budget);
+    assert!(settled.converged, "{settled:?}");
+
+    let moved: Vec<Vec3> = ball
+        .positions
+        .iter()
+        .map(|p| p + Vec3::new(0.01, 0.0, 0.0))
+        .collect();
+    body.refit(&moved).unwrap();
+    let motion = BodyMotion::new(&body, &ball.positions);
+    let dt = 1.0 / 30.0;
+    let converged = cloth_with(5000, None);
+    let solver = ReferenceSolver::new(&converged, &[]).unwrap();
+    let mut answer = draped.clone();
+    assert!(
+        solver
+            .step(&mut answer, dt, Some(motion), &rest.positions)
+            .unwrap()
+            .converged
+    );
+    let distance = |x: &[Vec3]| {
+        x.iter()
+            .zip(&answer.positions)
+            .map(|(a, b)| (a - b).norm())
+            .fold(0.0, f64::max)
+    };
+
+    let mut from_answer = draped.clone();
+    let report = solver
+        .step_from(
+            &mut from_answer,
+            dt,
+            Some(motion),
+            &rest.positions,
+            Some(&answer.positions),
+        )
+        .unwrap();
+    assert!(report.converged && report.iterations == 0, "{report:?}");
+    assert_eq!(from_answer.positions, answer.positions);
+
+    let two = ReferenceSolver::new(&budget, &[]).unwrap();
+    let mut truncated = draped.clone();
+    let report = two
+        .step(&mut truncated, dt, Some(motion), &rest.positions)
+        .unwrap();
+    assert!(!report.converged && report.iterations == 2, "{report:?}");
+    let inertial: Vec<Vec3> = draped
+        .positions
+        .iter()
+        .zip(&draped.velocities)
+        .map(|(x, v)| x + dt * v)
+        .collect();
+    let (after, before) = (distance(&truncated.positions), distance(&inertial));
+    assert!(
+        after < 0.8 * before,
+        "{after:e} m from x* after two iterations, {before:e} m before"
+    );
+
+    let short = &answer.positions[1..];
+    let error = solver
+        .step_from(
+            &mut draped.clone(),
+            dt,
+            Some(motion),
+            &rest.positions,
+            Some(short),
+        )
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("starting guess"), "{error}");
+}
+
+#[test]
 fn solver_converges_from_a_badly_strained_start() {
     // A sheet with one sliver triangle (altitude 1 % of its long edge, as the
     // T-shirt template had) starting from a state with ~±2 cm of noise on 5 cm

@@ -132,6 +132,10 @@ pub struct SolverConfig {
     pub tolerance: f64,
     /// Iteration cap per step.
     pub max_iterations: usize,
+    /// Iteration cap of the first, settling step; `None` = `max_iterations`.
+    /// A preview with a small `max_iterations` still settles the garment
+    /// to convergence first.
+    pub settle_max_iterations: Option<usize>,
     /// L-BFGS memory (correction pairs; L-BFGS only).
     pub history: usize,
     /// Time step of the first, settling step (s).
@@ -158,6 +162,7 @@ impl Default for SolverConfig {
             method: SolverMethod::default(),
             tolerance: 1e-3,
             max_iterations: 5000,
+            settle_max_iterations: None,
             history: 10,
             settle_dt: 1.0 / 3.0,
             self_collision: false,
@@ -172,12 +177,13 @@ impl SolverConfig {
     pub fn validate(&self) -> Result<()> {
         if !(self.tolerance.is_finite() && self.tolerance > 0.0)
             || self.max_iterations == 0
+            || self.settle_max_iterations == Some(0)
             || self.history == 0
             || !(self.settle_dt.is_finite() && self.settle_dt > 0.0)
             || !(self.self_collision_knee.is_finite() && self.self_collision_knee >= 0.0)
         {
             return Err(Error::invalid(format!(
-                "solver config {self:?}: tolerance and settle_dt must be > 0, self_collision_knee >= 0, max_iterations and history >= 1"
+                "solver config {self:?}: tolerance and settle_dt must be > 0, self_collision_knee >= 0, max_iterations, settle_max_iterations and history >= 1"
             )));
         }
         Ok(())

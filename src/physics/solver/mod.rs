@@ -169,11 +169,16 @@ impl<'a> ReferenceSolver<'a> {
         pin_targets: &[Vec3],
     ) -> Result<StepReport> {
         state.velocities.iter_mut().for_each(|v| *v = Vec3::zeros());
-        let report = self.step(
+        let config = &self.cloth.config().solver;
+        let report = self.minimise_step(
             state,
-            self.cloth.config().solver.settle_dt,
+            config.settle_dt,
             body,
             pin_targets,
+            None,
+            config
+                .settle_max_iterations
+                .unwrap_or(config.max_iterations),
         )?;
         state.velocities.iter_mut().for_each(|v| *v = Vec3::zeros());
         Ok(report)
@@ -181,12 +186,44 @@ impl<'a> ReferenceSolver<'a> {
 
     /// One backward Euler step of `dt` seconds. `pin_targets` holds, for
     /// every vertex, its skinned position at t+1 (only pinned entries are used).
+    /// The minimisation starts from the inertial target x_t + dt·v_t.
     pub fn step(
         &self,
         state: &mut ClothState,
         dt: f64,
         body: Option<BodyMotion<'_>>,
         pin_targets: &[Vec3],
+    ) -> Result<StepReport> {
+        self.step_from(state, dt, body, pin_targets, None)
+    }
+
+    /// [`Self::step`] with the minimisation started from `guess` (one
+    /// position per vertex, e.g. a network's prediction of x_{t+1}) instead
+    /// of the inertial target; pinned vertices still start at their targets.
+    /// With the config's `max_iterations` small this refines the guess by a
+    /// fixed number of Newton iterations.
+    pub fn step_from(
+        &self,
+        state: &mut ClothState,
+        dt: f64,
+        body: Option<BodyMotion<'_>>,
+        pin_targets: &[Vec3],
+        guess: Option<&[Vec3]>,
+    ) -> Result<StepReport> {
+        let cap = self.cloth.config().solver.max_iterations;
+        self.minimise_step(state, dt, body, pin_targets, guess, cap)
+    }
+
+    /// The step of [`Self::step_from`] with at most `max_iterations` Newton
+    /// (or L-BFGS) iterations over all contact passes.
+    fn minimise_step(
+        &self,
+        state: &mut ClothState,
+        dt: f64,
+        body: Option<BodyMotion<'_>>,
+        pin_targets: &[Vec3],
+        guess: Option<&[Vec3]>,
+        max_iterations: usize,
     ) -> Result<StepReport> {
         let start = Instant::now();
         let n = self.free.len();
@@ -196,9 +233,16 @@ impl<'a> ReferenceSolver<'a> {
                 pin_targets.len()
             )));
         }
+        if let Some(guess) = guess.filter(|g| g.len() != n) {
+            return Err(Error::invalid(format!(
+                "step: a starting guess of {} positions for a garment of {n} vertices",
+                guess.len()
+            )));
+        }
         let mut step = Step::new(self.cloth, &state.positions, &state.velocities, dt, body)?;
-        let mut x: Vec<Vec3> = step
-            .inertial_target()
+        let inertial = step.inertial_target();
+        let mut x: Vec<Vec3> = guess
+            .unwrap_or(inertial)
             .iter()
             .zip(pin_targets)
             .zip(&self.free)
@@ -228,7 +272,7 @@ impl<'a> ReferenceSolver<'a> {
                 energy.push(term);
             }
             // All passes share one iteration budget.
-            let budget = config.max_iterations - iterations;
+            let budget = max_iterations - iterations;
             let solve = match config.method {
                 SolverMethod::Newton => newton::minimize(
                     &energy,
@@ -249,7 +293,7 @@ impl<'a> ReferenceSolver<'a> {
             };
             drop(energy);
             iterations += solve.iterations;
-            let more = passes < config.contact_passes && iterations < config.max_iterations;
+            let more = passes < config.contact_passes && iterations < max_iterations;
             let Some(body) = body.filter(|_| more) else {
                 break solve;
             };
