@@ -521,6 +521,29 @@ fn every_shipped_run_config_parses_and_validates() {
     assert!(checked >= 4, "only {checked} run configs found");
 }
 
+/// The preview configs are the reference solver's configs with a small
+/// iteration cap per step and a settling step that still converges.
+#[test]
+fn preview_configs_differ_from_the_reference_configs_only_in_the_iteration_caps() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs");
+    for (garment, cap) in [("tshirt", 5), ("skirt", 12)] {
+        let reference = RunConfig::read(&root.join(format!("simulate_{garment}.ron"))).unwrap();
+        let preview =
+            RunConfig::read(&root.join(format!("simulate_{garment}_preview.ron"))).unwrap();
+        let solver = &preview.physics.solver;
+        assert_eq!(solver.max_iterations, cap, "{garment}");
+        assert_eq!(
+            solver.settle_max_iterations,
+            Some(reference.physics.solver.max_iterations),
+            "{garment}"
+        );
+        let mut capped = reference.clone();
+        capped.physics.solver.max_iterations = cap;
+        capped.physics.solver.settle_max_iterations = solver.settle_max_iterations;
+        assert_eq!(capped, preview, "{garment}: the preview differs elsewhere");
+    }
+}
+
 /// The paper-size run configs carry the paper model (HOOD's without the
 /// self-collision edge set) and DESIGN §6's schedule, with the body-collision
 /// weight held until update 50 000 and ramped over 100 000 (HOOD's); SENC and
