@@ -789,6 +789,19 @@ fn a_step_can_start_from_a_guess_and_run_on_a_fixed_iteration_budget() {
         .unwrap_err()
         .to_string();
     assert!(error.contains("starting guess"), "{error}");
+    let mut broken = answer.positions.clone();
+    broken[3].y = f64::NAN;
+    let error = solver
+        .step_from(
+            &mut draped.clone(),
+            dt,
+            Some(motion),
+            &rest.positions,
+            Some(&broken),
+        )
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("not finite at vertex 3"), "{error}");
 }
 
 #[test]

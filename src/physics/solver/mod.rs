@@ -233,11 +233,18 @@ impl<'a> ReferenceSolver<'a> {
                 pin_targets.len()
             )));
         }
-        if let Some(guess) = guess.filter(|g| g.len() != n) {
-            return Err(Error::invalid(format!(
-                "step: a starting guess of {} positions for a garment of {n} vertices",
-                guess.len()
-            )));
+        if let Some(guess) = guess {
+            if guess.len() != n {
+                return Err(Error::invalid(format!(
+                    "step: a starting guess of {} positions for a garment of {n} vertices",
+                    guess.len()
+                )));
+            }
+            if let Some(v) = guess.iter().position(|p| !p.iter().all(|c| c.is_finite())) {
+                return Err(Error::invalid(format!(
+                    "step: the starting guess is not finite at vertex {v}"
+                )));
+            }
         }
         let mut step = Step::new(self.cloth, &state.positions, &state.velocities, dt, body)?;
         let inertial = step.inertial_target();
