@@ -110,23 +110,38 @@ fn run() -> senc::Result<()> {
         )?;
         Ok(model.predict_positions(&graph))
     };
-    // K iterations of the step from `state` to t + 1, starting at `guess`
-    // (the inertial target when None).
-    let refine = |solver: &ReferenceSolver<'_>,
-                  state: &GarmentState,
-                  t: usize,
-                  guess: Option<&[Vec3]>|
+    // The step from `state` to t + 1 after K iterations started at `guess`
+    // (the inertial target x_t + dt·v_t, pinned vertices at their targets,
+    // when None); K = 0 is the starting point itself.
+    let take_step = |solver: &ReferenceSolver<'_>,
+                     k: usize,
+                     state: &GarmentState,
+                     t: usize,
+                     guess: Option<Vec<Vec3>>|
      -> senc::Result<Vec<Vec3>> {
+        let velocity = state.velocity(DT);
+        if k == 0 {
+            return Ok(guess.unwrap_or_else(|| {
+                state
+                    .x
+                    .iter()
+                    .zip(&velocity)
+                    .zip(solver.free())
+                    .zip(&body(t).pin_targets)
+                    .map(|(((x, v), free), pin)| if *free { x + DT * v } else { *pin })
+                    .collect()
+            }));
+        }
         let mut solved = ClothState {
             positions: state.x.clone(),
-            velocities: state.velocity(DT),
+            velocities: velocity,
         };
         solver.step_from(
             &mut solved,
             DT,
             Some(body(t).body_motion(search)?),
             &body(t).pin_targets,
-            guess,
+            guess.as_deref(),
         )?;
         Ok(solved.positions)
     };
@@ -154,23 +169,8 @@ fn run() -> senc::Result<()> {
         let network = predict(&state, t)?;
         for (b, (&k, solver)) in budgets.iter().zip(&solvers).enumerate() {
             for (s, start) in [Start::Network, Start::Inertial].into_iter().enumerate() {
-                let guess = (start == Start::Network).then_some(network.as_slice());
-                let x = if k == 0 {
-                    match guess {
-                        Some(g) => g.to_vec(),
-                        None => {
-                            let mut x = step.inertial_target().to_vec();
-                            for (v, free) in solver.free().iter().enumerate() {
-                                if !free {
-                                    x[v] = body(t).pin_targets[v];
-                                }
-                            }
-                            x
-                        }
-                    }
-                } else {
-                    refine(solver, &state, t, guess)?
-                };
+                let guess = (start == Start::Network).then(|| network.clone());
+                let x = take_step(solver, k, &state, t, guess)?;
                 let e = step.energies().evaluate(&x).total - minimum;
                 one_step[b][s].0 += distance(&x, &answer) / states.len() as f64;
                 one_step[b][s].1 += 1e3 * e / states.len() as f64;
@@ -218,24 +218,7 @@ fn run() -> senc::Result<()> {
                     Start::Network => Some(predict(&state, t)?),
                     Start::Inertial => None,
                 };
-                let x = if k == 0 {
-                    match guess {
-                        Some(g) => g,
-                        None => {
-                            let velocity = state.velocity(DT);
-                            state
-                                .x
-                                .iter()
-                                .zip(&velocity)
-                                .zip(solver.free())
-                                .zip(&body(t).pin_targets)
-                                .map(|(((x, v), free), pin)| if *free { x + DT * v } else { *pin })
-                                .collect()
-                        }
-                    }
-                } else {
-                    refine(solver, &state, t, guess.as_deref())?
-                };
+                let x = take_step(solver, k, &state, t, guess)?;
                 distances.push(distance(&x, &window.reference[t + 1 - range.start]));
                 if let (Some(dir), Start::Network, true) = (&out, start, b == last_budget) {
                     write_ply_simple(

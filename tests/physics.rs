@@ -629,6 +629,16 @@ fn solver_drapes_a_sheet_over_a_moving_sphere() {
     );
 }
 
+/// Refits `body` (the query of `ball`) to the ball moved 1 cm along x.
+fn move_body_1cm_along_x(body: &mut BodyQuery, ball: &TriMesh) {
+    let moved: Vec<Vec3> = ball
+        .positions
+        .iter()
+        .map(|p| p + Vec3::new(0.01, 0.0, 0.0))
+        .collect();
+    body.refit(&moved).unwrap();
+}
+
 #[test]
 fn newton_and_lbfgs_reach_the_same_step_solution() {
     // One step of a sheet draped on a sphere that moves 1 cm: both methods,
@@ -654,12 +664,7 @@ fn newton_and_lbfgs_reach_the_same_step_solution() {
         )
         .unwrap();
     assert!(settle.converged, "settle: {settle:?}");
-    let moved: Vec<Vec3> = ball
-        .positions
-        .iter()
-        .map(|p| p + Vec3::new(0.01, 0.0, 0.0))
-        .collect();
-    body.refit(&moved).unwrap();
+    move_body_1cm_along_x(&mut body, &ball);
     let motion = BodyMotion::new(&body, &ball.positions);
     let mut results = Vec::new();
     for method in [SolverMethod::Newton, SolverMethod::Lbfgs] {
@@ -722,12 +727,7 @@ fn a_step_can_start_from_a_guess_and_run_on_a_fixed_iteration_budget() {
     let (draped, settled) = settle_with(&budget);
     assert!(settled.converged, "{settled:?}");
 
-    let moved: Vec<Vec3> = ball
-        .positions
-        .iter()
-        .map(|p| p + Vec3::new(0.01, 0.0, 0.0))
-        .collect();
-    body.refit(&moved).unwrap();
+    move_body_1cm_along_x(&mut body, &ball);
     let motion = BodyMotion::new(&body, &ball.positions);
     let dt = 1.0 / 30.0;
     let converged = cloth_with(5000, None);
