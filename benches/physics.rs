@@ -126,7 +126,7 @@ fn tshirt_on_cmu_01_01(c: &mut Criterion) {
         b.iter(|| {
             energy
                 .hessian(&x, Projection::Clamp)
-                .to_sparse(&vec![true; x.len()])
+                .to_sparse_lower(&vec![true; x.len()])
         })
     });
     let pins = pins_at(FRAME + 1);

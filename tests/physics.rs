@@ -245,6 +245,12 @@ fn smallest_relative_eigenvalue(energy: &dyn Energy, x: &[Vec3]) -> f64 {
         dense
             .view_mut((3 * v, 3 * w), (3, 3))
             .zip_apply(block, |a, b| *a += b);
+        // The Hessian stores its lower triangle.
+        if v != w {
+            dense
+                .view_mut((3 * w, 3 * v), (3, 3))
+                .zip_apply(&block.transpose(), |a, b| *a += b);
+        }
     }
     let eigen = dense.symmetric_eigenvalues();
     eigen.min() / eigen.amax()

@@ -2,7 +2,7 @@
 //!
 //! A [`Hessian`] collects 3×3 blocks H_vw = ∂²E/∂x_v∂x_w (N/m) of a sum of
 //! per-element energies, in any order, duplicates summed when the matrix is
-//! assembled ([`Hessian::to_sparse`]). Each term adds a *positive
+//! assembled ([`Hessian::to_sparse_lower`]). Each term adds a *positive
 //! semi-definite* approximation of its own second derivative, so the sum is
 //! PSD and, with the inertia term's m/dt² on the diagonal, positive
 //! definite: the Newton direction −H⁻¹∇E is then always a descent direction
@@ -20,7 +20,9 @@ use crate::Vec3;
 pub type Block = Matrix3<f64>;
 
 /// The 3×3 blocks of a symmetric Hessian over `num_vertices` vertices,
-/// plus any rank-one terms c·u·uᵀ (c ≥ 0) of terms whose curvature couples
+/// stored as its lower triangle (a block at (v, w) with v ≥ w stands for
+/// itself and, off the diagonal, for its transpose at (w, v)), plus any
+/// rank-one terms c·u·uᵀ (c ≥ 0) of terms whose curvature couples
 /// many vertices at once (the smoothed self-collision penalty of a region):
 /// those stay out of the sparse matrix and enter the Newton solve by the
 /// Woodbury identity (`super::solver::newton`).
@@ -53,35 +55,37 @@ impl Hessian {
         self.projection
     }
 
-    /// The blocks added so far, as (row vertex, column vertex, block).
+    /// The blocks added so far, as (row vertex v, column vertex w, block)
+    /// with v ≥ w; each off-diagonal one also stands for its transpose at
+    /// (w, v).
     pub fn blocks(&self) -> &[(usize, usize, Block)] {
         &self.blocks
     }
 
-    /// Adds `block` at (v, w).
+    /// Adds `block` at (v, w) and, for v ≠ w, its transpose at (w, v): the
+    /// Hessian stays symmetric, and one call adds a coupling pair.
     pub fn add_block(&mut self, v: usize, w: usize, block: Block) {
-        self.blocks.push((v, w, block));
+        self.blocks.push(lower(v, w, block));
     }
 
-    /// Adds the Hessian of one element over its K vertices: a 3K×3K matrix
-    /// whose 3×3 block (i, j) couples `vertices[i]` and `vertices[j]`.
+    /// Adds the Hessian of one symmetric element over its K vertices: a
+    /// 3K×3K matrix whose 3×3 block (i, j) couples `vertices[i]` and
+    /// `vertices[j]`.
     pub fn add_element<const K: usize, const D: usize>(
         &mut self,
         vertices: [usize; K],
         matrix: &SMatrix<f64, D, D>,
     ) {
-        debug_assert_eq!(3 * K, D);
-        for (i, &v) in vertices.iter().enumerate() {
-            for (j, &w) in vertices.iter().enumerate() {
-                let block: Block = matrix.fixed_view::<3, 3>(3 * i, 3 * j).into_owned();
-                self.add_block(v, w, block);
-            }
-        }
+        let start = self.blocks.len();
+        self.blocks
+            .resize(start + K * (K + 1) / 2, (0, 0, Block::zeros()));
+        element_blocks(&vertices, matrix, &mut self.blocks[start..]);
     }
 
-    /// Adds many blocks at once (e.g. the output of a parallel map).
+    /// Adds many blocks at once, each as by [`Self::add_block`].
     pub fn extend(&mut self, blocks: impl IntoIterator<Item = (usize, usize, Block)>) {
-        self.blocks.extend(blocks);
+        self.blocks
+            .extend(blocks.into_iter().map(|(v, w, block)| lower(v, w, block)));
     }
 
     /// Adds the rank-one term `weight`·u·uᵀ (`weight` ≥ 0, one u entry per
@@ -105,6 +109,9 @@ impl Hessian {
         let mut out = vec![Vec3::zeros(); p.len()];
         for (v, w, block) in &self.blocks {
             out[*v] += block * p[*w];
+            if v != w {
+                out[*w] += block.transpose() * p[*v];
+            }
         }
         for (c, u) in &self.rank_one {
             let along: f64 = u.iter().zip(p).map(|(u, p)| u.dot(p)).sum();
@@ -113,18 +120,20 @@ impl Hessian {
         out
     }
 
-    /// The 3n × 3n matrix of the blocks (not the rank-one terms) with the
-    /// rows and columns of the vertices not `free` replaced by the identity (their unknowns stay fixed), in
-    /// faer's compressed-column form. Duplicate blocks are summed; zero
-    /// entries are kept, so the sparsity pattern depends only on which blocks
-    /// were added, not on their values.
+    /// The lower triangle (row ≥ column) of the 3n × 3n matrix of the
+    /// blocks (not the rank-one terms), with the rows and columns of the
+    /// vertices not `free` replaced by the identity (their unknowns stay
+    /// fixed), in faer's compressed-column form: what a Cholesky
+    /// factorisation of the symmetric matrix reads. Duplicate blocks are
+    /// summed; zero entries are kept, so the sparsity pattern depends only
+    /// on which blocks were added, not on their values.
     ///
     /// Assembled block-wise (blocks bucketed by column vertex, each bucket
     /// sorted by row vertex) rather than through scalar triplets: sorting
     /// nine scalars per block took half of a Newton iteration.
-    pub fn to_sparse(&self, free: &[bool]) -> SparseColMat<usize, f64> {
+    pub fn to_sparse_lower(&self, free: &[bool]) -> SparseColMat<usize, f64> {
         let n = self.num_vertices;
-        // Counting sort of the kept blocks by column vertex.
+        // Counting sort of the kept blocks (both vertices free) by column vertex.
         let kept = |b: &&(usize, usize, Block)| free[b.0] && free[b.1];
         let mut start = vec![0usize; n + 1];
         for (_, w, _) in self.blocks.iter().filter(kept) {
@@ -162,7 +171,9 @@ impl Hessian {
             }
             for c in 0..3 {
                 for (v, block) in &merged {
-                    for r in 0..3 {
+                    // On the diagonal block only rows c.. are in the lower triangle.
+                    let first = if *v == w { c } else { 0 };
+                    for r in first..3 {
                         row_idx.push(3 * v + r);
                         values.push(block[(r, c)]);
                     }
@@ -175,6 +186,102 @@ impl Hessian {
     }
 }
 
+/// The lower-triangle matrix of a [`Hessian`] ([`Hessian::to_sparse_lower`])
+/// kept between assemblies: while every block falls inside the kept
+/// sparsity pattern and the same vertices are free (every Newton iteration
+/// of a step, and the steps after it; contacts and limits switching on and
+/// off only add blocks where the mesh already has them), each block is
+/// added straight into the values at its place, found by a binary search
+/// in its column, instead of bucketing, sorting and merging the blocks
+/// again. A block outside the pattern assembles from scratch.
+#[derive(Clone, Debug, Default)]
+pub struct SparseAssembly {
+    free: Vec<bool>,
+    matrix: Option<SparseColMat<usize, f64>>,
+    /// Block pattern: the row vertices of column vertex w, ascending, are
+    /// `block_rows[block_ptr[w]..block_ptr[w + 1]]` (the diagonal first
+    /// where there is one).
+    block_ptr: Vec<usize>,
+    block_rows: Vec<usize>,
+}
+
+impl SparseAssembly {
+    /// The matrix of [`Hessian::to_sparse_lower`]`(free)`, and whether its
+    /// sparsity pattern is the one returned last time.
+    pub fn assemble(
+        &mut self,
+        hessian: &Hessian,
+        free: &[bool],
+    ) -> (&SparseColMat<usize, f64>, bool) {
+        let fits = self.matrix.is_some() && self.free == free && self.add_into_pattern(hessian);
+        if !fits {
+            self.plan(hessian, free);
+        }
+        (self.matrix.as_ref().expect("planned"), fits)
+    }
+
+    /// Sums `hessian` into the kept matrix; false (values left partial) if
+    /// a block falls outside the pattern.
+    fn add_into_pattern(&mut self, hessian: &Hessian) -> bool {
+        let Some(matrix) = self.matrix.as_mut() else {
+            return false;
+        };
+        let col_ptr = matrix.symbolic().col_ptr().to_vec();
+        let values = matrix.val_mut();
+        values.fill(0.0);
+        let free = &self.free;
+        for w in (0..free.len()).filter(|&w| !free[w]) {
+            // A pinned vertex's column holds its identity block alone.
+            (0..3).for_each(|c| values[col_ptr[3 * w + c]] = 1.0);
+        }
+        for (v, w, block) in &hessian.blocks {
+            let (v, w) = (*v, *w);
+            if !(free[v] && free[w]) {
+                continue;
+            }
+            let rows = &self.block_rows[self.block_ptr[w]..self.block_ptr[w + 1]];
+            let Ok(k) = rows.binary_search(&v) else {
+                return false;
+            };
+            let has_diagonal = rows[0] == w;
+            for c in 0..3 {
+                // In scalar column 3w + c the diagonal block keeps rows
+                // c..3, every other block all three rows, in row order.
+                let top = if v == w { c } else { 0 };
+                let before = match (has_diagonal, k) {
+                    (true, 0) => 0,
+                    (true, k) => (3 - c) + 3 * (k - 1),
+                    (false, k) => 3 * k,
+                };
+                let start = col_ptr[3 * w + c] + before;
+                for r in top..3 {
+                    values[start + r - top] += block[(r, c)];
+                }
+            }
+        }
+        true
+    }
+
+    /// Assembles from scratch and keeps the block pattern.
+    fn plan(&mut self, hessian: &Hessian, free: &[bool]) {
+        let matrix = hessian.to_sparse_lower(free);
+        let n = free.len();
+        let (col_ptr, row_idx) = (matrix.symbolic().col_ptr(), matrix.symbolic().row_idx());
+        // The first scalar column of each vertex lists every block of the
+        // vertex column, three rows each (rows c.. on the diagonal, c = 0).
+        self.block_ptr = vec![0];
+        self.block_rows.clear();
+        for w in 0..n {
+            let rows = &row_idx[col_ptr[3 * w]..col_ptr[3 * w + 1]];
+            self.block_rows
+                .extend(rows.iter().step_by(3).map(|r| r / 3));
+            self.block_ptr.push(self.block_rows.len());
+        }
+        self.free = free.to_vec();
+        self.matrix = Some(matrix);
+    }
+}
+
 /// Computes the element Hessians of `elements` in parallel and adds them in
 /// element order (deterministic). `element` returns the K vertex indices and
 /// the 3K×3K matrix, or `None` for an element that contributes nothing.
@@ -183,9 +290,60 @@ pub(crate) fn add_element_hessians<T: Sync, const K: usize, const D: usize>(
     hessian: &mut Hessian,
     element: impl Fn(&T) -> Option<([usize; K], SMatrix<f64, D, D>)> + Sync + Send,
 ) {
-    let parts: Vec<_> = elements.par_iter().filter_map(element).collect();
-    for (vertices, matrix) in &parts {
-        hessian.add_element(*vertices, matrix);
+    // Each element writes its K(K+1)/2 lower blocks into its own slice of
+    // the buffer: no element matrices are collected and copied again. An
+    // element that contributes nothing leaves zero blocks on vertex 0's
+    // diagonal.
+    let per_element = K * (K + 1) / 2;
+    let start = hessian.blocks.len();
+    hessian
+        .blocks
+        .resize(start + per_element * elements.len(), (0, 0, Block::zeros()));
+    hessian.blocks[start..]
+        .par_chunks_mut(per_element)
+        .zip(elements.par_iter())
+        .for_each(|(slots, e)| {
+            if let Some((vertices, matrix)) = element(e) {
+                element_blocks(&vertices, &matrix, slots);
+            }
+        });
+}
+
+/// (v, w, block) as stored: below the diagonal (v ≥ w), transposed if it
+/// was given above it.
+fn lower(v: usize, w: usize, block: Block) -> (usize, usize, Block) {
+    if v >= w {
+        (v, w, block)
+    } else {
+        (w, v, block.transpose())
+    }
+}
+
+/// The lower blocks of a symmetric element matrix over `vertices`, one per
+/// pair i ≤ j, written into `slots` (K(K+1)/2 of them). A vertex repeated
+/// in the element gets both (i, j) and (j, i) on its diagonal block.
+fn element_blocks<const K: usize, const D: usize>(
+    vertices: &[usize; K],
+    matrix: &SMatrix<f64, D, D>,
+    slots: &mut [(usize, usize, Block)],
+) {
+    debug_assert_eq!(3 * K, D);
+    debug_assert_eq!(slots.len(), K * (K + 1) / 2);
+    let block =
+        |i: usize, j: usize| -> Block { matrix.fixed_view::<3, 3>(3 * i, 3 * j).into_owned() };
+    let mut slot = slots.iter_mut();
+    for i in 0..K {
+        for j in i..K {
+            let (v, w) = (vertices[i], vertices[j]);
+            let entry = if i == j {
+                (v, v, block(i, i))
+            } else if v == w {
+                (v, v, block(i, j) + block(j, i))
+            } else {
+                lower(v, w, block(i, j))
+            };
+            *slot.next().expect("K(K+1)/2 slots") = entry;
+        }
     }
 }
 
@@ -274,18 +432,59 @@ mod tests {
     }
 
     #[test]
+    fn a_kept_assembly_matches_a_fresh_one_and_replans_when_the_blocks_change() {
+        let build = |scale: f64, extra: bool| {
+            let mut h = Hessian::new(3);
+            h.add_block(0, 0, scale * Block::identity());
+            // A contact-like diagonal block that comes and goes.
+            if scale > 2.5 {
+                h.add_block(1, 1, scale * Block::from_element(0.5));
+            }
+            h.add_block(2, 0, Block::from_fn(|r, c| scale * (1 + 3 * r + c) as f64));
+            h.add_block(1, 1, 2.0 * Block::identity());
+            h.add_block(0, 2, Block::from_element(scale));
+            h.add_block(2, 2, Block::from_fn(|r, c| (r + c) as f64));
+            if extra {
+                h.add_block(1, 0, Block::from_element(7.0));
+            }
+            h
+        };
+        let mut assembly = SparseAssembly::default();
+        for (scale, extra, free, reused) in [
+            (1.0, false, [true, true, true], false),
+            (3.0, false, [true, true, true], true),
+            (5.0, true, [true, true, true], false),
+            (2.0, true, [true, false, true], false),
+            (4.0, true, [true, false, true], true),
+        ] {
+            let h = build(scale, extra);
+            let (kept, same) = assembly.assemble(&h, &free);
+            assert_eq!(same, reused, "scale {scale}");
+            assert_eq!(
+                kept.to_dense(),
+                h.to_sparse_lower(&free).to_dense(),
+                "scale {scale}"
+            );
+        }
+    }
+
+    #[test]
     fn sparse_assembly_sums_duplicates_and_fixes_pinned_vertices() {
         let mut h = Hessian::new(2);
         h.add_block(0, 0, Block::identity());
         h.add_block(0, 0, 2.0 * Block::identity());
+        // One call adds the coupling pair: (0, 1) and its transpose at (1, 0).
         h.add_block(0, 1, Block::from_element(1.0));
-        h.add_block(1, 0, Block::from_element(1.0));
-        let all = h.to_sparse(&[true, true]).to_dense();
+        let all = h.to_sparse_lower(&[true, true]).to_dense();
         assert_eq!(all[(0, 0)], 3.0);
-        assert_eq!(all[(0, 4)], 1.0);
+        assert_eq!(all[(4, 0)], 1.0);
         assert_eq!(all[(4, 4)], 0.0);
-        let pinned = h.to_sparse(&[true, false]).to_dense();
-        assert_eq!(pinned[(0, 4)], 0.0);
+        // Only the lower triangle is stored.
+        assert_eq!(all[(0, 4)], 0.0);
+        assert_eq!(all[(0, 1)], 0.0);
+        assert_eq!(all[(1, 0)], 0.0);
+        let pinned = h.to_sparse_lower(&[true, false]).to_dense();
+        assert_eq!(pinned[(4, 0)], 0.0);
         assert_eq!(pinned[(4, 4)], 1.0);
         assert_eq!(pinned[(4, 3)], 0.0);
     }

@@ -54,6 +54,7 @@ pub mod lbfgs;
 pub mod newton;
 pub mod reference;
 
+use std::sync::Mutex;
 use std::time::Instant;
 
 use self::descent::{CRUSHED_AREA_FRACTION, Problem};
@@ -109,6 +110,10 @@ pub struct ReferenceSolver<'a> {
     inertia_free_diagonal: Vec<f64>,
     weight_norm: f64,
     crushed_areas: Vec<f64>,
+    /// The Newton system's assembly plan and symbolic Cholesky analysis,
+    /// kept from one step to the next (the sparsity pattern changes only
+    /// with the mesh).
+    factor_cache: Mutex<SparseCholesky>,
 }
 
 impl<'a> ReferenceSolver<'a> {
@@ -140,7 +145,25 @@ impl<'a> ReferenceSolver<'a> {
             crushed_areas: (0..cloth.rest().num_faces())
                 .map(|f| CRUSHED_AREA_FRACTION * cloth.rest().face_area(f))
                 .collect(),
+            factor_cache: Mutex::default(),
         })
+    }
+
+    /// Starts from the assembly plan and symbolic analysis another solver
+    /// for the same garment kept ([`Self::into_factor_cache`]): a runner
+    /// that builds a solver per frame skips them (fill-reducing ordering,
+    /// elimination tree, the place of every Hessian block) on every frame
+    /// after the first.
+    pub fn with_factor_cache(self, cache: SparseCholesky) -> Self {
+        ReferenceSolver {
+            factor_cache: Mutex::new(cache),
+            ..self
+        }
+    }
+
+    /// The assembly plan and symbolic analysis this solver has kept, for the next one.
+    pub fn into_factor_cache(self) -> SparseCholesky {
+        self.factor_cache.into_inner().unwrap_or_default()
     }
 
     /// Which vertices are optimised (the others are pinned).
@@ -272,7 +295,11 @@ impl<'a> ReferenceSolver<'a> {
         };
         let config = &self.cloth.config().solver;
         let (mut iterations, mut added_contacts, mut passes) = (0, 0, 0);
-        let mut cholesky = SparseCholesky::default();
+        // Shared across steps; a step that finds it in use (the same solver
+        // stepping on another thread) analyses on its own.
+        let mut own = SparseCholesky::default();
+        let mut shared = self.factor_cache.try_lock().ok();
+        let cholesky = shared.as_deref_mut().unwrap_or(&mut own);
         let solve = loop {
             let mut energy = step.energies();
             for term in &self.extra_terms {
@@ -287,7 +314,7 @@ impl<'a> ReferenceSolver<'a> {
                     &problem,
                     config.tolerance,
                     budget,
-                    &mut cholesky,
+                    cholesky,
                 )?,
                 SolverMethod::Lbfgs => lbfgs::minimize(
                     &energy,

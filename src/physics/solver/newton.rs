@@ -8,8 +8,9 @@
 //! on between two triangles pinched by the body makes the L-BFGS model
 //! stale again and again. The Newton system carries the membrane, contact
 //! and friction stiffness exactly (bending by Gauss–Newton); one iteration
-//! on the 1057-vertex T-shirt costs ~20 ms, most of it assembling H
-//! (docs/BENCHMARKS.md, "Criterion: energy, Hessian and one solver step").
+//! on the 1057-vertex T-shirt costs ~8–9 ms on 2 cores, about half of it
+//! the numeric factorisation (docs/BENCHMARKS.md, "The cost of a Newton
+//! iteration").
 //!
 //! Indefinite element Hessians (compressed StVK triangles) are filtered with
 //! absolute eigenvalues until a full step is accepted, then clamped to zero
@@ -46,8 +47,10 @@
 //!
 //! The sparsity pattern of H depends only on which blocks the terms add
 //! (the mesh, plus diagonal blocks), so the symbolic analysis (fill-reducing
-//! ordering and elimination tree) is done once and reused while the pattern
-//! stays the same.
+//! ordering and elimination tree) and the place of every block in the
+//! compressed columns are found once and reused while the pattern stays
+//! the same ([`SparseCholesky`]); a runner keeps them from step to step
+//! ([`super::ReferenceSolver::with_factor_cache`]).
 
 use faer::linalg::solvers::Solve;
 use faer::sparse::SparseColMat;
@@ -59,22 +62,42 @@ use nalgebra::DMatrix;
 use super::bundle::min_norm_weights;
 use super::descent::{Problem, SolveReport, backtrack, dot, line_search};
 use crate::physics::energy::{Energy, EnergySum, Evaluation};
-use crate::physics::hessian::Projection;
+use crate::physics::hessian::{Hessian, Projection, SparseAssembly};
 use crate::{Result, Vec3};
 
 /// A step that moves no vertex by more than this (m) ends the minimisation.
 const STALLED_MOVE: f64 = 1e-12;
 
-/// A sparse Cholesky solver that keeps its symbolic analysis while the
-/// matrix's sparsity pattern does not change.
+/// A sparse Cholesky solver of Newton systems that keeps the matrix's
+/// assembly plan ([`SparseAssembly`]) and its symbolic analysis while the
+/// sparsity pattern does not change.
 #[derive(Default)]
 pub struct SparseCholesky {
+    assembly: SparseAssembly,
     pattern: Option<(Vec<usize>, Vec<usize>, SymbolicLlt<usize>)>,
 }
 
 impl SparseCholesky {
-    /// Factors a symmetric positive definite `matrix`; `None` if that fails
-    /// (not numerically positive definite).
+    /// Assembles the lower triangle of `hessian` with the rows and columns
+    /// of the vertices not `free` fixed ([`Hessian::to_sparse_lower`]) and
+    /// factors it; `None` if that fails. While the blocks keep their places
+    /// neither the assembly plan nor the symbolic analysis is redone.
+    pub fn factor_hessian(&mut self, hessian: &Hessian, free: &[bool]) -> Option<Llt<usize, f64>> {
+        let (matrix, same) = self.assembly.assemble(hessian, free);
+        match (&self.pattern, same) {
+            (Some((_, _, symbolic)), true) => {
+                Llt::try_new_with_symbolic(symbolic.clone(), matrix.as_ref(), Side::Lower).ok()
+            }
+            _ => {
+                let matrix = matrix.clone();
+                self.factor(&matrix)
+            }
+        }
+    }
+
+    /// Factors the symmetric positive definite matrix whose lower triangle
+    /// is `matrix` (entries above the diagonal are not read); `None` if that
+    /// fails (not numerically positive definite).
     pub fn factor(&mut self, matrix: &SparseColMat<usize, f64>) -> Option<Llt<usize, f64>> {
         let structure = matrix.symbolic();
         let reusable = self.pattern.as_ref().is_some_and(|(col_ptr, row_idx, _)| {
@@ -148,7 +171,7 @@ pub fn minimize(
         iterations += 1;
         let hessian = energy.hessian(x, projection);
         let factor = cholesky
-            .factor(&hessian.to_sparse(problem.free))
+            .factor_hessian(&hessian, problem.free)
             .and_then(|llt| NewtonSystem::new(llt, hessian.rank_one_terms(), problem.free));
         let outcome = match &factor {
             Some(system) if !smooth => {
@@ -481,7 +504,7 @@ pub fn newton_direction(
     cholesky: &mut SparseCholesky,
 ) -> Option<Vec<Vec3>> {
     let hessian = energy.hessian(x, Projection::Absolute);
-    let llt = cholesky.factor(&hessian.to_sparse(free))?;
+    let llt = cholesky.factor_hessian(&hessian, free)?;
     NewtonSystem::new(llt, hessian.rank_one_terms(), free)?.step(gradient, free)
 }
 
@@ -626,7 +649,6 @@ mod tests {
             hessian.add_block(0, 0, k);
             hessian.add_block(1, 1, k + s);
             hessian.add_block(0, 1, -k);
-            hessian.add_block(1, 0, -k);
             hessian.add_block(2, 2, s);
         }
     }

@@ -4,6 +4,7 @@
 //! With `solver.self_collision` set, every step's potential also holds the
 //! self-collision penetration term ([`ReferenceSimulation::with_self_collision`]).
 
+use super::newton::SparseCholesky;
 use super::{ClothState, ReferenceSolver, StepReport};
 use crate::body::query::BodyQuery;
 use crate::body::{Body, Pose, SkinWeights, skin};
@@ -52,6 +53,9 @@ pub struct ReferenceSimulation<'a> {
     state: Option<ClothState>,
     body_prev: Vec<Vec3>,
     next_frame: usize,
+    /// The Newton system's assembly plan and symbolic analysis, handed
+    /// from frame to frame.
+    factor_cache: SparseCholesky,
 }
 
 impl<'a> ReferenceSimulation<'a> {
@@ -81,6 +85,7 @@ impl<'a> ReferenceSimulation<'a> {
             poses,
             cloth,
             query_prev: query.clone(),
+            factor_cache: SparseCholesky::default(),
             query,
             self_collision: None,
             state: None,
@@ -146,7 +151,8 @@ impl<'a> ReferenceSimulation<'a> {
         // is refitted to t+1.
         std::mem::swap(&mut self.query, &mut self.query_prev);
         self.query.refit(&body_next)?;
-        let mut solver = ReferenceSolver::new(&self.cloth, self.garment.pinned)?;
+        let mut solver = ReferenceSolver::new(&self.cloth, self.garment.pinned)?
+            .with_factor_cache(std::mem::take(&mut self.factor_cache));
         if let Some(term) = &self.self_collision {
             solver = solver.with_term(Box::new(term));
         }
@@ -164,6 +170,7 @@ impl<'a> ReferenceSimulation<'a> {
             }
             Some(state) => solver.step(state, FRAME_DT, Some(motion), &pins)?,
         };
+        self.factor_cache = solver.into_factor_cache();
         self.body_prev = body_next.clone();
         Ok(SimulatedFrame {
             index,
