@@ -213,11 +213,9 @@ impl SparseAssembly {
         hessian: &Hessian,
         free: &[bool],
     ) -> (&SparseColMat<usize, f64>, bool) {
-        let fits = self.matrix.is_some() && self.free == free && self.add_into_pattern(hessian);
-        if !fits {
-            self.plan(hessian, free);
-        }
-        (self.matrix.as_ref().expect("planned"), fits)
+        let same =
+            (self.free == free && self.add_into_pattern(hessian)) || self.plan(hessian, free);
+        (self.matrix.as_ref().expect("assembled"), same)
     }
 
     /// Sums `hessian` into the kept matrix; false (values left partial) if
@@ -226,8 +224,8 @@ impl SparseAssembly {
         let Some(matrix) = self.matrix.as_mut() else {
             return false;
         };
-        let col_ptr = matrix.symbolic().col_ptr().to_vec();
-        let values = matrix.val_mut();
+        let (structure, values) = matrix.parts_mut();
+        let col_ptr = structure.col_ptr();
         values.fill(0.0);
         let free = &self.free;
         for w in (0..free.len()).filter(|&w| !free[w]) {
@@ -262,9 +260,14 @@ impl SparseAssembly {
         true
     }
 
-    /// Assembles from scratch and keeps the block pattern.
-    fn plan(&mut self, hessian: &Hessian, free: &[bool]) {
+    /// Assembles from scratch and keeps the block pattern; whether the
+    /// pattern is the one kept before.
+    fn plan(&mut self, hessian: &Hessian, free: &[bool]) -> bool {
         let matrix = hessian.to_sparse_lower(free);
+        let same = self.matrix.as_ref().is_some_and(|kept| {
+            kept.symbolic().col_ptr() == matrix.symbolic().col_ptr()
+                && kept.symbolic().row_idx() == matrix.symbolic().row_idx()
+        });
         let n = free.len();
         let (col_ptr, row_idx) = (matrix.symbolic().col_ptr(), matrix.symbolic().row_idx());
         // The first scalar column of each vertex lists every block of the
@@ -279,6 +282,7 @@ impl SparseAssembly {
         }
         self.free = free.to_vec();
         self.matrix = Some(matrix);
+        same
     }
 }
 

@@ -53,7 +53,6 @@
 //! ([`super::ReferenceSolver::with_factor_cache`]).
 
 use faer::linalg::solvers::Solve;
-use faer::sparse::SparseColMat;
 use faer::sparse::linalg::solvers::{Llt, SymbolicLlt};
 use faer::{Col, Side};
 
@@ -74,45 +73,22 @@ const STALLED_MOVE: f64 = 1e-12;
 #[derive(Default)]
 pub struct SparseCholesky {
     assembly: SparseAssembly,
-    pattern: Option<(Vec<usize>, Vec<usize>, SymbolicLlt<usize>)>,
+    symbolic: Option<SymbolicLlt<usize>>,
 }
 
 impl SparseCholesky {
     /// Assembles the lower triangle of `hessian` with the rows and columns
     /// of the vertices not `free` fixed ([`Hessian::to_sparse_lower`]) and
-    /// factors it; `None` if that fails. While the blocks keep their places
-    /// neither the assembly plan nor the symbolic analysis is redone.
+    /// factors it; `None` if that fails (not numerically positive
+    /// definite). While the sparsity pattern stays the same neither the
+    /// assembly plan nor the symbolic analysis is redone.
     pub fn factor_hessian(&mut self, hessian: &Hessian, free: &[bool]) -> Option<Llt<usize, f64>> {
         let (matrix, same) = self.assembly.assemble(hessian, free);
-        match (&self.pattern, same) {
-            (Some((_, _, symbolic)), true) => {
-                Llt::try_new_with_symbolic(symbolic.clone(), matrix.as_ref(), Side::Lower).ok()
-            }
-            _ => {
-                let matrix = matrix.clone();
-                self.factor(&matrix)
-            }
+        if !same || self.symbolic.is_none() {
+            self.symbolic = SymbolicLlt::try_new(matrix.symbolic(), Side::Lower).ok();
         }
-    }
-
-    /// Factors the symmetric positive definite matrix whose lower triangle
-    /// is `matrix` (entries above the diagonal are not read); `None` if that
-    /// fails (not numerically positive definite).
-    pub fn factor(&mut self, matrix: &SparseColMat<usize, f64>) -> Option<Llt<usize, f64>> {
-        let structure = matrix.symbolic();
-        let reusable = self.pattern.as_ref().is_some_and(|(col_ptr, row_idx, _)| {
-            col_ptr == structure.col_ptr() && row_idx == structure.row_idx()
-        });
-        if !reusable {
-            let symbolic = SymbolicLlt::try_new(structure, Side::Lower).ok()?;
-            self.pattern = Some((
-                structure.col_ptr().to_vec(),
-                structure.row_idx().to_vec(),
-                symbolic,
-            ));
-        }
-        let (_, _, symbolic) = self.pattern.as_ref()?;
-        Llt::try_new_with_symbolic(symbolic.clone(), matrix.as_ref(), Side::Lower).ok()
+        let symbolic = self.symbolic.clone()?;
+        Llt::try_new_with_symbolic(symbolic, matrix.as_ref(), Side::Lower).ok()
     }
 }
 
