@@ -8,9 +8,10 @@ use std::process::Command;
 use senc::body::{Body, PartMap};
 use senc::motion::{Motion, write_bvh};
 use senc::posefix::benchmark::Benchmark;
-use senc::posefix::config::PosefixConfig;
+use senc::posefix::config::{GradientTerm, PosefixConfig};
 use senc::posefix::field::CollisionField;
 use senc::posefix::label::SelfCollisionLabel;
+use senc::posefix::samples::LabelledPoses;
 use senc::posefix::space::{JointLimits, PoseSpace};
 
 fn senc(args: &[&str]) -> std::process::Output {
@@ -87,19 +88,27 @@ fn benchmark_poses_collide() {
 /// Every shipped pose-repair config parses and validates; the ablations
 /// differ from the method only in the gradient term, the contact-path
 /// variant only in its contact paths, the grouped field only in its groups,
-/// which hold every part pair.
+/// which hold every part pair, the clearance variant only in its labels,
+/// its gradient term and its active-learning step.
 #[test]
 fn shipped_posefix_configs_validate() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs");
     let method = PosefixConfig::read(&dir.join("posefix.ron")).unwrap();
     assert!(method.data.contacts.is_none());
-    let (mut ablations, mut contacts, mut grouped) = (0, 0, 0);
+    let (mut ablations, mut contacts, mut grouped, mut clearance) = (0, 0, 0, 0);
     for entry in std::fs::read_dir(&dir).unwrap() {
         let path = entry.unwrap().path();
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
         if name.starts_with("posefix_") && name.ends_with(".ron") {
             let mut config = PosefixConfig::read(&path).unwrap_or_else(|e| panic!("{e}"));
-            if config.data.contacts.take().is_some() {
+            if config.data.clearance.take().is_some() {
+                // Regressed on clearances: no gradient term, and active
+                // learning's step scaled to a field in metres.
+                assert_eq!(config.train.gradient_term, GradientTerm::None);
+                config.train.gradient_term = method.train.gradient_term;
+                config.train.active_rate = method.train.active_rate;
+                clearance += 1;
+            } else if config.data.contacts.take().is_some() {
                 contacts += 1;
             } else if let Some(groups) = config.groups.take() {
                 let body = Body::makehuman().unwrap();
@@ -127,7 +136,7 @@ fn shipped_posefix_configs_validate() {
             );
         }
     }
-    assert_eq!((ablations, contacts, grouped), (3, 1, 1));
+    assert_eq!((ablations, contacts, grouped, clearance), (3, 1, 1, 1));
     // The experiment variants of the grouped field parse, and their groups
     // hold every part pair.
     let mut experiments = 0;
@@ -150,7 +159,7 @@ fn shipped_posefix_configs_validate() {
             experiments += 1;
         }
     }
-    assert_eq!(experiments, 3);
+    assert_eq!(experiments, 5);
     // A contact step of zero is an error naming the file and the value.
     let text = std::fs::read_to_string(dir.join("posefix_contacts.ron")).unwrap();
     let tmp = tempfile::tempdir().unwrap();
@@ -278,6 +287,84 @@ fn train_resume_eval_and_fix() {
     assert!(!missing.status.success());
     let err = String::from_utf8_lossy(&missing.stderr);
     assert!(err.contains("field.ron"), "{err}");
+}
+
+/// With `data.clearance` every labelled pose carries its signed clearance
+/// (stored, its sign the label's) and the field is regressed on it: its
+/// error on the training poses falls, the log reports it, and the field's
+/// level is a clearance in metres the repair aims for.
+#[test]
+fn a_field_regressed_on_clearances_learns_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let config = d.join("clearance.ron");
+    std::fs::write(
+        &config,
+        SMALL_CONFIG
+            .replace("EPOCHS", "8")
+            .replace("held_out: 0.1,", "held_out: 0.1, clearance: Some(0.04),")
+            .replace("gradient_term: TemporalDifference", "gradient_term: None")
+            .replace("beta: 1.0", "beta: 50.0"),
+    )
+    .unwrap();
+    let run = d.join("run");
+    let out = ok(&senc(&[
+        "posefix",
+        "train",
+        "--config",
+        config.to_str().unwrap(),
+        "--out",
+        run.to_str().unwrap(),
+    ]));
+    assert!(out.contains("done: field"), "{out}");
+    let set = LabelledPoses::read(&run.join("labels/initial.poses")).unwrap();
+    assert!(set.has_clearance(), "no clearances stored");
+    assert!(set.colliding.iter().any(|&c| c) && set.colliding.iter().any(|&c| !c));
+    for (&c, &s) in set.colliding.iter().zip(&set.clearance) {
+        assert!(
+            c == (s < 0.0) && s.abs() <= 0.04,
+            "clearance {s}, colliding {c}"
+        );
+    }
+    assert!(
+        set.clearance.iter().any(|s| s.abs() < 0.039),
+        "every clearance clamped"
+    );
+    // The regression loss (m) falls; the clearance error is logged.
+    let log = std::fs::read_to_string(run.join("log.csv")).unwrap();
+    let rows: Vec<Vec<&str>> = log
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').collect())
+        .collect();
+    let loss = |r: &Vec<&str>| r[1].parse::<f64>().unwrap();
+    assert!(
+        loss(rows.last().unwrap()) < 0.5 * loss(&rows[0]),
+        "regression loss {} -> {}",
+        loss(&rows[0]),
+        loss(rows.last().unwrap())
+    );
+    let error = |r: &Vec<&str>| r[11].parse::<f64>().unwrap();
+    assert!(
+        error(rows.last().unwrap()) < 0.6 * error(&rows[0]),
+        "held-out clearance error {} -> {} mm",
+        error(&rows[0]),
+        error(rows.last().unwrap())
+    );
+    // A sign-only recipe does not reuse (nor misread) the graded labels.
+    let sign = d.join("sign.ron");
+    std::fs::write(&sign, SMALL_CONFIG.replace("EPOCHS", "1")).unwrap();
+    let out = senc(&[
+        "posefix",
+        "train",
+        "--config",
+        sign.to_str().unwrap(),
+        "--out",
+        run.to_str().unwrap(),
+    ]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("another data recipe"), "{err}");
 }
 
 /// The direct repair needs no field: `eval --direct` frees the first

@@ -426,6 +426,7 @@ fn train(args: TrainArgs) -> senc::Result<()> {
         limits: &limits,
         label: &label,
         base: label_base(&setup.body, &config.data)?,
+        clearance: config.data.clearance,
     };
     let progress = TrainProgress {
         labels: bar(0, "poses", "labelling"),
@@ -607,6 +608,7 @@ fn eval(args: EvalArgs) -> senc::Result<()> {
     let inputs = senc::posefix::samples::LabelledPoses {
         dims: setup.space.dims(),
         colliding: vec![true; poses.len()],
+        clearance: Vec::new(),
         thetas: poses
             .iter()
             .map(|p| setup.space.encode(p))
@@ -615,7 +617,7 @@ fn eval(args: EvalArgs) -> senc::Result<()> {
     let quality = repair
         .field
         .as_deref()
-        .map(|field| field_quality(field, &inputs));
+        .map(|field| field_quality(field, &inputs, None));
     let direct = match repair.field {
         Some(_) => None,
         None => Some(repair.direct_repair(&setup, &label)?),

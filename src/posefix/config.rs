@@ -56,6 +56,12 @@ pub struct PoseDataConfig {
     pub limits: Option<PathBuf>,
     /// Margin of the default limits.
     pub limit_margin: f64,
+    /// Label every pose with its signed clearance clamped to ± this (m,
+    /// [`super::clearance`]) and regress the field on it, so that g is a
+    /// clearance in metres whose zero level is the label's boundary;
+    /// `None`: the labels' signs only (the method).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clearance: Option<f64>,
     /// Share of the initial poses held out to measure the field.
     pub held_out: f64,
     /// Seed of the samplers and the split.
@@ -140,6 +146,11 @@ impl PosefixConfig {
         }
         if !(d.limit_margin.is_finite() && d.limit_margin >= 0.0) {
             return bad("data.limit_margin must be ≥ 0");
+        }
+        if d.clearance
+            .is_some_and(|c| !(c.is_finite() && c > 0.0 && c <= 0.2))
+        {
+            return bad("data.clearance (the clearance cap, m) must be in (0, 0.2]");
         }
         if let Some(Err(what)) = d.contacts.as_ref().map(ContactConfig::check) {
             return bad(what);

@@ -43,6 +43,11 @@ impl<'a> SelfCollisionLabel<'a> {
         })
     }
 
+    /// The body.
+    pub fn body(&self) -> &'a Body {
+        self.body
+    }
+
     /// The body's parts.
     pub fn parts(&self) -> &BodyParts {
         &self.parts

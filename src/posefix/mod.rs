@@ -6,6 +6,7 @@
 //! constraint the solvers ([`fix`]) keep a pose on the free side of.
 
 pub mod benchmark;
+pub mod clearance;
 pub mod config;
 pub mod contact;
 pub mod direct;

@@ -8,7 +8,9 @@
 //! motion capture, the root at the origin): the field sees nothing else.
 //!
 //! File (`*.poses`): magic `SENCPOS1`, dims (u32), count (u64), then per
-//! pose θ (dims × f64 LE) and its label (u8: 1 colliding, 0 free).
+//! pose θ (dims × f64 LE) and its label (u8: 1 colliding, 0 free); a set
+//! with signed clearances ([`super::clearance`]) has magic `SENCPOS2` and
+//! the clearance (f64 LE, m) after each label.
 
 use std::path::Path;
 
@@ -17,6 +19,7 @@ use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, Normal};
 use rayon::prelude::*;
 
+use super::clearance::signed_clearance;
 use super::label::SelfCollisionLabel;
 use super::space::{JointLimits, PoseSpace};
 use crate::atomic_file::write_bytes_atomic;
@@ -24,6 +27,7 @@ use crate::body::Pose;
 use crate::{Error, Result};
 
 const MAGIC: &[u8; 8] = b"SENCPOS1";
+const MAGIC_CLEARANCE: &[u8; 8] = b"SENCPOS2";
 
 /// θ of every frame of a motion.
 pub fn mocap(space: &PoseSpace, frames: &[Pose]) -> Result<Vec<Vec<f64>>> {
@@ -140,6 +144,25 @@ pub fn label_all(
         .collect()
 }
 
+/// Labels every θ (decoded on `base`) with its signed clearance
+/// ([`signed_clearance`], clamped to ±`cap`), in parallel; a pose collides
+/// where its clearance is negative.
+pub fn clearance_all(
+    label: &SelfCollisionLabel,
+    space: &PoseSpace,
+    base: &Pose,
+    thetas: &[Vec<f64>],
+    cap: f64,
+) -> Result<Vec<f64>> {
+    thetas
+        .par_iter()
+        .map(|t| {
+            let x = label.posed_vertices(&space.decode(t, base)?)?;
+            signed_clearance(label, &x, cap)
+        })
+        .collect()
+}
+
 /// Poses and their labels.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct LabelledPoses {
@@ -149,6 +172,9 @@ pub struct LabelledPoses {
     pub thetas: Vec<Vec<f64>>,
     /// Whether each collides.
     pub colliding: Vec<bool>,
+    /// The signed clearance of each (m, [`super::clearance`]), or empty
+    /// when the set has only the labels.
+    pub clearance: Vec<f64>,
 }
 
 impl LabelledPoses {
@@ -162,21 +188,52 @@ impl LabelledPoses {
         self.thetas.is_empty()
     }
 
-    /// Appends `other` (same dims).
+    /// Whether every pose has its signed clearance.
+    pub fn has_clearance(&self) -> bool {
+        !self.is_empty() && self.clearance.len() == self.len()
+    }
+
+    /// Appends `other` (same dims). The clearances are kept only when both
+    /// sets have them (an empty set counts as having them).
     pub fn extend(&mut self, other: LabelledPoses) {
+        let keep = (self.is_empty() || self.has_clearance())
+            && (other.is_empty() || other.has_clearance());
         self.thetas.extend(other.thetas);
         self.colliding.extend(other.colliding);
+        if keep {
+            self.clearance.extend(other.clearance);
+        } else {
+            self.clearance.clear();
+        }
+    }
+
+    /// The poses at `indices`, in that order.
+    pub fn pick(&self, indices: &[usize]) -> LabelledPoses {
+        LabelledPoses {
+            dims: self.dims,
+            thetas: indices.iter().map(|&i| self.thetas[i].clone()).collect(),
+            colliding: indices.iter().map(|&i| self.colliding[i]).collect(),
+            clearance: if self.has_clearance() {
+                indices.iter().map(|&i| self.clearance[i]).collect()
+            } else {
+                Vec::new()
+            },
+        }
     }
 
     /// Writes the set atomically.
     pub fn write(&self, path: &Path) -> Result<()> {
-        let mut bytes = MAGIC.to_vec();
+        let graded = self.has_clearance();
+        let mut bytes = if graded { MAGIC_CLEARANCE } else { MAGIC }.to_vec();
         bytes.extend_from_slice(&(self.dims as u32).to_le_bytes());
         bytes.extend_from_slice(&(self.len() as u64).to_le_bytes());
-        for (t, &c) in self.thetas.iter().zip(&self.colliding) {
+        for (i, (t, &c)) in self.thetas.iter().zip(&self.colliding).enumerate() {
             t.iter()
                 .for_each(|v| bytes.extend_from_slice(&v.to_le_bytes()));
             bytes.push(u8::from(c));
+            if graded {
+                bytes.extend_from_slice(&self.clearance[i].to_le_bytes());
+            }
         }
         write_bytes_atomic(path, &bytes)
     }
@@ -185,12 +242,13 @@ impl LabelledPoses {
     /// error naming the file.
     pub fn read(path: &Path) -> Result<LabelledPoses> {
         let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-        if bytes.len() < 20 || &bytes[..8] != MAGIC {
+        if bytes.len() < 20 || (&bytes[..8] != MAGIC && &bytes[..8] != MAGIC_CLEARANCE) {
             return Err(Error::parse(path, "not a labelled-pose file"));
         }
+        let graded = &bytes[..8] == MAGIC_CLEARANCE;
         let dims = u32::from_le_bytes(bytes[8..12].try_into().expect("4")) as usize;
         let count = u64::from_le_bytes(bytes[12..20].try_into().expect("8")) as usize;
-        let record = 8 * dims + 1;
+        let record = 8 * dims + 1 + if graded { 8 } else { 0 };
         if dims == 0 || bytes.len() - 20 != count.saturating_mul(record) {
             return Err(Error::parse(
                 path,
@@ -215,8 +273,19 @@ impl LabelledPoses {
                     "a pose is not finite or its label not 0/1",
                 ));
             }
+            let colliding = r[8 * dims] == 1;
+            if graded {
+                let s = f64::from_le_bytes(r[8 * dims + 1..].try_into().expect("8"));
+                if !s.is_finite() || (s < 0.0) != colliding {
+                    return Err(Error::parse(
+                        path,
+                        "a clearance is not finite or disagrees with its label",
+                    ));
+                }
+                set.clearance.push(s);
+            }
             set.thetas.push(t);
-            set.colliding.push(r[8 * dims] == 1);
+            set.colliding.push(colliding);
         }
         Ok(set)
     }
@@ -232,6 +301,7 @@ mod tests {
             dims: 3,
             thetas: vec![vec![0.1, -0.2, 0.3], vec![1.0, 0.0, -1.0]],
             colliding: vec![true, false],
+            clearance: Vec::new(),
         };
         let dir = std::env::temp_dir().join(format!("senc_poses_{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
@@ -242,6 +312,22 @@ mod tests {
         std::fs::write(&path, &bytes[..bytes.len() - 1]).unwrap();
         let err = LabelledPoses::read(&path).unwrap_err().to_string();
         assert!(err.contains("a.poses"), "{err}");
+        // With clearances: written as SENCPOS2, read back equal; a
+        // clearance whose sign contradicts its label is damage.
+        let mut graded = set.clone();
+        graded.clearance = vec![-0.004, 0.0125];
+        graded.write(&path).unwrap();
+        assert_eq!(LabelledPoses::read(&path).unwrap(), graded);
+        let mut bytes = std::fs::read(&path).unwrap();
+        let at = 20 + 3 * 8 + 1;
+        bytes[at..at + 8].copy_from_slice(&0.004f64.to_le_bytes());
+        std::fs::write(&path, &bytes).unwrap();
+        let err = LabelledPoses::read(&path).unwrap_err().to_string();
+        assert!(err.contains("disagrees"), "{err}");
+        // Mixing a set without clearances in drops them rather than
+        // misaligning them.
+        graded.extend(set.clone());
+        assert!(!graded.has_clearance() && graded.len() == 4);
         std::fs::remove_dir_all(&dir).ok();
     }
 }

@@ -64,6 +64,10 @@ pub struct FieldProblem<'a> {
     pub label: &'a SelfCollisionLabel<'a>,
     /// The pose θ is decoded on ([`label_base`]).
     pub base: Pose,
+    /// Label with the signed clearance clamped to ± this (m,
+    /// [`super::clearance`]; `data.clearance` of the config) instead of the
+    /// sign alone.
+    pub clearance: Option<f64>,
 }
 
 /// The pose θ is decoded on for labelling: the first frame of the first
@@ -96,16 +100,25 @@ impl FieldProblem<'_> {
         progress: &dyn Fn(usize, usize),
     ) -> Result<LabelledPoses> {
         let mut colliding = Vec::with_capacity(thetas.len());
+        let mut clearance = Vec::new();
         for chunk in thetas.chunks(500) {
-            colliding.extend(samples::label_all(
-                self.label, self.space, &self.base, chunk,
-            )?);
+            match self.clearance {
+                Some(cap) => {
+                    let s = samples::clearance_all(self.label, self.space, &self.base, chunk, cap)?;
+                    colliding.extend(s.iter().map(|&s| s < 0.0));
+                    clearance.extend(s);
+                }
+                None => colliding.extend(samples::label_all(
+                    self.label, self.space, &self.base, chunk,
+                )?),
+            }
             progress(colliding.len(), thetas.len());
         }
         Ok(LabelledPoses {
             dims: self.space.dims(),
             thetas,
             colliding,
+            clearance,
         })
     }
 }
@@ -205,12 +218,7 @@ pub fn split(set: LabelledPoses, held_out: f64, seed: u64) -> (LabelledPoses, La
     let mut order: Vec<usize> = (0..set.len()).collect();
     order.shuffle(&mut ChaCha8Rng::seed_from_u64(seed ^ 0x5eed));
     let n_out = (held_out * set.len() as f64).round() as usize;
-    let pick = |idx: &[usize]| LabelledPoses {
-        dims: set.dims,
-        thetas: idx.iter().map(|&i| set.thetas[i].clone()).collect(),
-        colliding: idx.iter().map(|&i| set.colliding[i]).collect(),
-    };
-    (pick(&order[n_out..]), pick(&order[..n_out]))
+    (set.pick(&order[n_out..]), set.pick(&order[..n_out]))
 }
 
 /// How well a field matches labelled poses.
@@ -222,10 +230,16 @@ pub struct FieldQuality {
     pub colliding_recall: f64,
     /// ‖∇g‖ at the 5th, 50th and 95th percentile.
     pub gradient_norm: [f64; 3],
+    /// Mean |g − s| over the poses whose signed clearance s is inside its
+    /// cap (m), when the set has clearances and the field was regressed on
+    /// them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clearance_error: Option<f64>,
 }
 
-/// The quality of `field` on `set`.
-pub fn field_quality(field: &dyn PoseField, set: &LabelledPoses) -> FieldQuality {
+/// The quality of `field` on `set`; `cap`: the clearance cap the field
+/// was regressed on (`None` for a field trained on the labels' signs).
+pub fn field_quality(field: &dyn PoseField, set: &LabelledPoses, cap: Option<f64>) -> FieldQuality {
     use rayon::prelude::*;
     let results: Vec<(f64, f64)> = set
         .thetas
@@ -255,10 +269,20 @@ pub fn field_quality(field: &dyn PoseField, set: &LabelledPoses) -> FieldQuality
             .copied()
             .unwrap_or(f64::NAN)
     };
+    let clearance_error = cap.filter(|_| set.has_clearance()).map(|cap| {
+        let inside: Vec<f64> = results
+            .iter()
+            .zip(&set.clearance)
+            .filter(|(_, s)| s.abs() < cap)
+            .map(|((g, _), s)| (g - s).abs())
+            .collect();
+        inside.iter().sum::<f64>() / inside.len().max(1) as f64
+    });
     FieldQuality {
         sign_accuracy: right as f64 / n,
         colliding_recall: caught as f64 / colliding.max(1) as f64,
         gradient_norm: [pct(0.05), pct(0.5), pct(0.95)],
+        clearance_error,
     }
 }
 
@@ -267,7 +291,7 @@ pub fn field_quality(field: &dyn PoseField, set: &LabelledPoses) -> FieldQuality
 pub struct EpochRecord {
     /// Epoch (1-based).
     pub epoch: usize,
-    /// Mean sign loss.
+    /// Mean sign loss (with clearances: the mean regression loss, m).
     pub sign_loss: f64,
     /// Mean gradient term (unweighted).
     pub gradient_loss: f64,
@@ -282,12 +306,16 @@ pub struct EpochRecord {
 }
 
 impl EpochRecord {
-    const HEADER: &'static str = "epoch,sign_loss,gradient_loss,poses,train_sign_accuracy,held_out_sign_accuracy,held_out_colliding_recall,grad_norm_p5,grad_norm_p50,grad_norm_p95,seconds";
+    const HEADER: &'static str = "epoch,sign_loss,gradient_loss,poses,train_sign_accuracy,held_out_sign_accuracy,held_out_colliding_recall,grad_norm_p5,grad_norm_p50,grad_norm_p95,seconds,held_out_clearance_error_mm";
 
     fn csv(&self) -> String {
         let q = &self.held_out;
+        let clearance = q
+            .clearance_error
+            .map(|e| format!("{:.3}", 1e3 * e))
+            .unwrap_or_default();
         format!(
-            "{},{:.6e},{:.6e},{},{:.5},{:.5},{:.5},{:.4},{:.4},{:.4},{:.2}",
+            "{},{:.6e},{:.6e},{},{:.5},{:.5},{:.5},{:.4},{:.4},{:.4},{:.2},{clearance}",
             self.epoch,
             self.sign_loss,
             self.gradient_loss,
@@ -449,20 +477,48 @@ fn temporal_difference(
     (ahead - behind - 2.0 * dt).abs().mean()
 }
 
-/// The losses of one batch: (total, sign, gradient term).
+/// What a batch's poses are fitted to.
+enum BatchTarget {
+    /// ι = ±1 per pose (free / colliding): the hinge or logistic loss.
+    Sign(Tensor<2>),
+    /// The signed clearance s per pose, clamped to ±cap: |g − s| inside the
+    /// cap, and at a clamped value only the side that contradicts it
+    /// (max(cap − g, 0) at s = cap, max(g + cap, 0) at s = −cap: the pose
+    /// is at least that far from the boundary).
+    Clearance { s: Tensor<2>, cap: f64 },
+}
+
+/// The mean clearance fit of field values `g` to clamped clearances `s`
+/// ([`BatchTarget::Clearance`]).
+fn clearance_fit(g: Tensor<2>, s: Tensor<2>, cap: f64) -> Tensor<1> {
+    let above = s.clone().greater_equal_elem(cap).float();
+    let below = s.clone().lower_equal_elem(-cap).float();
+    let inside = above.clone().neg().add_scalar(1.0) - below.clone();
+    let fit = (g.clone() - s).abs() * inside
+        + relu(g.clone().neg().add_scalar(cap)) * above
+        + relu(g.add_scalar(cap)) * below;
+    fit.mean()
+}
+
+/// The losses of one batch: (total, sign or clearance fit, gradient term).
 fn batch_loss(
     net: &FieldNet,
     x: Tensor<2>,
-    iota: Tensor<2>,
+    target: BatchTarget,
     config: &PosefixConfig,
 ) -> (Tensor<1>, Tensor<1>, Option<Tensor<1>>) {
     let beta = config.field.beta;
     let t = &config.train;
     let g = net.forward(x.clone(), beta);
-    let margin = g * iota;
-    let sign = match t.gradient_term {
-        GradientTerm::Classifier => softplus(margin.neg(), 1.0).mean(),
-        _ => relu(margin.neg()).mean(),
+    let sign = match target {
+        BatchTarget::Sign(iota) => {
+            let margin = g * iota;
+            match t.gradient_term {
+                GradientTerm::Classifier => softplus(margin.neg(), 1.0).mean(),
+                _ => relu(margin.neg()).mean(),
+            }
+        }
+        BatchTarget::Clearance { s, cap } => clearance_fit(g, s, cap),
     };
     let gradient = match t.gradient_term {
         GradientTerm::TemporalDifference => {
@@ -588,8 +644,16 @@ pub fn train_field(
             }
         };
     let mut log = crate::train::log::rows_through(&log_path, start as u64);
+    let cap = config.data.clearance;
+    if cap.is_some() && !training.has_clearance() {
+        return Err(Error::invalid(format!(
+            "{}: the labelled poses have no clearances (labelled without data.clearance); delete {} or train into another directory",
+            dir.display(),
+            dir.join("labels").display()
+        )));
+    }
     let mut field = net.export(info(start, training.len()), center.clone());
-    let mut quality = field_quality(&field, &held_out);
+    let mut quality = field_quality(&field, &held_out, cap);
     for epoch in start + 1..=t.epochs {
         let clock = Instant::now();
         if t.active_every > 0 && epoch > 1 && (epoch - 1) % t.active_every == 0 {
@@ -621,19 +685,16 @@ pub fn train_field(
             )));
         }
         field = net.export(info(epoch, training.len()), center.clone());
-        quality = field_quality(&field, &held_out);
+        quality = field_quality(&field, &held_out, cap);
         let stride = training.len().div_ceil(2000).max(1);
-        let sample = LabelledPoses {
-            dims,
-            thetas: training.thetas.iter().step_by(stride).cloned().collect(),
-            colliding: training.colliding.iter().step_by(stride).copied().collect(),
-        };
+        let every: Vec<usize> = (0..training.len()).step_by(stride).collect();
+        let sample = training.pick(&every);
         let record = EpochRecord {
             epoch,
             sign_loss: sign_sum / n,
             gradient_loss: grad_sum / n,
             poses: training.len(),
-            train_sign_accuracy: field_quality(&field, &sample).sign_accuracy,
+            train_sign_accuracy: field_quality(&field, &sample, cap).sign_accuracy,
             held_out: quality.clone(),
             seconds: clock.elapsed().as_secs_f64(),
         };
@@ -681,6 +742,7 @@ pub fn train_grouped_field(
             limits: &limits,
             label: &label,
             base: problem.base.clone(),
+            clearance: problem.clearance,
         };
         trained.push((
             group.name.clone(),
@@ -795,13 +857,27 @@ fn train_epoch(
                     .map(|(v, c)| (v - c) as f32)
             })
             .collect();
-        let iota: Vec<f32> = batch
-            .iter()
-            .map(|&i| if training.colliding[i] { -1.0 } else { 1.0 })
-            .collect();
         let x = Tensor::<2>::from_data(TensorData::new(xs, [b, dims]), device);
-        let iota = Tensor::<2>::from_data(TensorData::new(iota, [b, 1]), device);
-        let (total, sign, gradient) = batch_loss(&net, x, iota, config);
+        let column =
+            |values: Vec<f32>| Tensor::<2>::from_data(TensorData::new(values, [b, 1]), device);
+        let target = match config.data.clearance {
+            Some(cap) => BatchTarget::Clearance {
+                s: column(
+                    batch
+                        .iter()
+                        .map(|&i| training.clearance[i].clamp(-cap, cap) as f32)
+                        .collect(),
+                ),
+                cap,
+            },
+            None => BatchTarget::Sign(column(
+                batch
+                    .iter()
+                    .map(|&i| if training.colliding[i] { -1.0 } else { 1.0 })
+                    .collect(),
+            )),
+        };
+        let (total, sign, gradient) = batch_loss(&net, x, target, config);
         sign_sum += f64::from(sign.into_scalar::<f32>()) * b as f64;
         if let Some(g) = gradient {
             grad_sum += f64::from(g.into_scalar::<f32>()) * b as f64;
@@ -880,6 +956,19 @@ mod tests {
     /// The network's input gradient direction and its forward-mode
     /// derivative agree with the f64 field's analytic gradient, and L_TD is
     /// 2Δt·|‖∇g‖ − 1| to first order.
+    /// Inside the cap the fit is |g − s|; at a clamped clearance only a
+    /// value on the near side of the cap costs.
+    #[test]
+    fn the_clearance_fit_is_absolute_inside_the_cap_and_one_sided_at_it() {
+        let device = Device::flex();
+        let cap = 0.04;
+        let g = tensor(vec![0.01, 0.05, 0.03, -0.05, -0.01], 5, &device);
+        let s = tensor(vec![0.02, 0.04, 0.04, -0.04, -0.04], 5, &device);
+        let fit = f64::from(clearance_fit(g, s, cap).into_scalar::<f32>());
+        // 0.01 + 0 + 0.01 + 0 + 0.03 over 5 poses.
+        assert!((fit - 0.01).abs() < 1e-6, "{fit}");
+    }
+
     #[test]
     fn directions_and_tangents_match_the_exported_field() {
         let device = Device::flex().autodiff();
