@@ -66,3 +66,15 @@ for field in posefix_30 posefix_groups_30 posefix_groups4_contacts_30 posefix_co
     row "projection + exact check, ≤ 10 retries" "$field" --retries 10
   fi
 done
+# Fields regressed on signed clearances (g in metres, so C_l is a clearance):
+#   senc posefix train --config configs/posefix_clearance.ron --epochs 40 --out runs/posefix_clearance_40
+#   senc posefix train --config configs/experiments/posefix_clearance_contacts.ron --epochs 40 --out runs/posefix_clearance_contacts_40
+for field in posefix_clearance_40 posefix_clearance_contacts_40; do
+  if [ -d "$runs/$field" ]; then
+    for level in 0 0.01 0.02 0.03; do
+      row "projection, one shot" "$field" --level "$level"
+    done
+    row "SLSQP, one shot" "$field" --solver slsqp --level 0.02
+    row "projection + exact check, ≤ 10 retries of +5 mm" "$field" --level 0.005 --retries 10 --retry-step 0.005
+  fi
+done
