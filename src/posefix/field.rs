@@ -64,7 +64,7 @@ pub struct FieldInfo {
     pub widths: Vec<usize>,
     /// Softplus sharpness β.
     pub beta: f64,
-    /// The gradient term it was trained with (for the record).
+    /// The gradient term and labels it was trained with (for the record).
     pub trained_with: String,
     /// Training epochs done.
     pub epochs: usize,

@@ -13,6 +13,11 @@
 //!   pass (żₗ = żₗ₋₁Wₗ, ḣₗ = σ(βzₗ)żₗ) so burn needs no second-order
 //!   gradient.
 //!
+//! With `data.clearance` the labels carry each pose's signed clearance s
+//! ([`super::clearance`], clamped to ±cap) and the sign loss is replaced
+//! by the fit |g − s| (one-sided at a clamped s), so g is a clearance in
+//! metres.
+//!
 //! Output directory:
 //! ```text
 //! field.ron, weights.bin      the field (inference: [`CollisionField`])
@@ -621,7 +626,13 @@ pub fn train_field(
         body: BodyFingerprint::of(problem.body),
         widths: widths.clone(),
         beta: config.field.beta,
-        trained_with: format!("{:?}", t.gradient_term),
+        trained_with: match config.data.clearance {
+            Some(cap) => format!(
+                "{:?}, regressed on signed clearances clamped to ±{cap} m",
+                t.gradient_term
+            ),
+            None => format!("{:?}", t.gradient_term),
+        },
         epochs,
         poses,
     };
