@@ -67,7 +67,6 @@ fn main() -> senc::Result<()> {
         limits: &limits,
         label: &label,
         base: label_base(&body, &config.data)?,
-        clearance: config.data.clearance,
     };
     let trained = train_field(&problem, &config, Path::new(&out), &Quiet)?;
     println!(

@@ -21,6 +21,18 @@ fn senc(args: &[&str]) -> std::process::Output {
         .unwrap()
 }
 
+/// `senc posefix train --config CONFIG --out OUT`.
+fn posefix_train(config: &Path, out: &Path) -> std::process::Output {
+    senc(&[
+        "posefix",
+        "train",
+        "--config",
+        config.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ])
+}
+
 fn ok(out: &std::process::Output) -> String {
     assert!(
         out.status.success(),
@@ -192,10 +204,10 @@ fn three_pose_benchmark(dir: &Path) -> std::path::PathBuf {
     path
 }
 
-fn write_config(dir: &Path, epochs: usize) -> String {
+fn write_config(dir: &Path, epochs: usize) -> std::path::PathBuf {
     let path = dir.join(format!("small_{epochs}.ron"));
     std::fs::write(&path, SMALL_CONFIG.replace("EPOCHS", &epochs.to_string())).unwrap();
-    path.display().to_string()
+    path
 }
 
 /// Training 4 epochs at once and 2 + 2 with a resume give the same bytes;
@@ -208,16 +220,7 @@ fn train_resume_eval_and_fix() {
     let d = dir.path();
     let straight = d.join("straight");
     let resumed = d.join("resumed");
-    let train = |epochs: usize, out: &Path| {
-        ok(&senc(&[
-            "posefix",
-            "train",
-            "--config",
-            &write_config(d, epochs),
-            "--out",
-            out.to_str().unwrap(),
-        ]))
-    };
+    let train = |epochs: usize, out: &Path| ok(&posefix_train(&write_config(d, epochs), out));
     let out = train(4, &straight);
     assert!(out.contains("done: field [132, 16, 16, 1]"), "{out}");
     train(2, &resumed);
@@ -308,14 +311,7 @@ fn a_field_regressed_on_clearances_learns_them() {
     )
     .unwrap();
     let run = d.join("run");
-    let out = ok(&senc(&[
-        "posefix",
-        "train",
-        "--config",
-        config.to_str().unwrap(),
-        "--out",
-        run.to_str().unwrap(),
-    ]));
+    let out = ok(&posefix_train(&config, &run));
     assert!(out.contains("done: field"), "{out}");
     let set = LabelledPoses::read(&run.join("labels/initial.poses")).unwrap();
     assert!(set.has_clearance(), "no clearances stored");
@@ -354,14 +350,7 @@ fn a_field_regressed_on_clearances_learns_them() {
     // A sign-only recipe does not reuse (nor misread) the graded labels.
     let sign = d.join("sign.ron");
     std::fs::write(&sign, SMALL_CONFIG.replace("EPOCHS", "1")).unwrap();
-    let out = senc(&[
-        "posefix",
-        "train",
-        "--config",
-        sign.to_str().unwrap(),
-        "--out",
-        run.to_str().unwrap(),
-    ]);
+    let out = posefix_train(&sign, &run);
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("another data recipe"), "{err}");
@@ -450,14 +439,7 @@ fn grouped_field_trains_over_each_groups_joints() {
         "{err}"
     );
     let out_dir = d.join("grouped");
-    let out = ok(&senc(&[
-        "posefix",
-        "train",
-        "--config",
-        config.to_str().unwrap(),
-        "--out",
-        out_dir.to_str().unwrap(),
-    ]));
+    let out = ok(&posefix_train(&config, &out_dir));
     assert!(out.contains("group legs: 8 joints"), "{out}");
     assert!(out.contains("done: 2 group fields"), "{out}");
     assert!(out_dir.join("groups.ron").is_file());

@@ -426,7 +426,6 @@ fn train(args: TrainArgs) -> senc::Result<()> {
         limits: &limits,
         label: &label,
         base: label_base(&setup.body, &config.data)?,
-        clearance: config.data.clearance,
     };
     let progress = TrainProgress {
         labels: bar(0, "poses", "labelling"),

@@ -69,10 +69,6 @@ pub struct FieldProblem<'a> {
     pub label: &'a SelfCollisionLabel<'a>,
     /// The pose θ is decoded on ([`label_base`]).
     pub base: Pose,
-    /// Label with the signed clearance clamped to ± this (m,
-    /// [`super::clearance`]; `data.clearance` of the config) instead of the
-    /// sign alone.
-    pub clearance: Option<f64>,
 }
 
 /// The pose θ is decoded on for labelling: the first frame of the first
@@ -98,20 +94,23 @@ pub fn label_base(body: &Body, data: &PoseDataConfig) -> Result<Pose> {
 }
 
 impl FieldProblem<'_> {
-    /// Labels `thetas`, in chunks, calling `progress(done, total)`.
+    /// Labels `thetas`, in chunks, calling `progress(done, total)`; with
+    /// `clearance`, each also with its signed clearance clamped to ± that
+    /// (m, [`super::clearance`]; `data.clearance` of the config).
     pub fn label(
         &self,
         thetas: Vec<Vec<f64>>,
+        clearance: Option<f64>,
         progress: &dyn Fn(usize, usize),
     ) -> Result<LabelledPoses> {
         let mut colliding = Vec::with_capacity(thetas.len());
-        let mut clearance = Vec::new();
+        let mut clearances = Vec::new();
         for chunk in thetas.chunks(500) {
-            match self.clearance {
+            match clearance {
                 Some(cap) => {
                     let s = samples::clearance_all(self.label, self.space, &self.base, chunk, cap)?;
                     colliding.extend(s.iter().map(|&s| s < 0.0));
-                    clearance.extend(s);
+                    clearances.extend(s);
                 }
                 None => colliding.extend(samples::label_all(
                     self.label, self.space, &self.base, chunk,
@@ -123,7 +122,7 @@ impl FieldProblem<'_> {
             dims: self.space.dims(),
             thetas,
             colliding,
-            clearance,
+            clearance: clearances,
         })
     }
 }
@@ -212,7 +211,7 @@ pub fn initial_poses(
     }
     std::fs::create_dir_all(&labels).map_err(|e| Error::io(&labels, e))?;
     let thetas = sample_poses(problem, data, &|d, n| observer.contacts(d, n))?;
-    let set = problem.label(thetas, &|d, n| observer.labelling(d, n))?;
+    let set = problem.label(thetas, data.clearance, &|d, n| observer.labelling(d, n))?;
     write_bytes_atomic(&recipe_path, recipe.as_bytes())?;
     set.write(&path)?;
     Ok(set)
@@ -669,7 +668,15 @@ pub fn train_field(
         let clock = Instant::now();
         if t.active_every > 0 && epoch > 1 && (epoch - 1) % t.active_every == 0 {
             let current = net.export(info(epoch - 1, training.len()), center.clone());
-            let found = active_learning(problem, &current, &training, t, dir, epoch)?;
+            let found = active_learning(
+                problem,
+                &current,
+                &training,
+                config.data.clearance,
+                t,
+                dir,
+                epoch,
+            )?;
             observer.active(
                 epoch,
                 found.len(),
@@ -753,7 +760,6 @@ pub fn train_grouped_field(
             limits: &limits,
             label: &label,
             base: problem.base.clone(),
-            clearance: problem.clearance,
         };
         trained.push((
             group.name.clone(),
@@ -821,6 +827,7 @@ fn active_learning(
     problem: &FieldProblem,
     field: &CollisionField,
     training: &LabelledPoses,
+    clearance: Option<f64>,
     t: &FieldTrainConfig,
     dir: &Path,
     epoch: usize,
@@ -835,7 +842,7 @@ fn active_learning(
         .map(|_| training.thetas[draw.sample(&mut pick)].clone())
         .collect();
     let thetas = active_paths(field, problem, &starts, t.active_steps, t.active_rate);
-    let set = problem.label(thetas, &|_, _| {})?;
+    let set = problem.label(thetas, clearance, &|_, _| {})?;
     set.write(&path)?;
     Ok(set)
 }
