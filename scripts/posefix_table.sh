@@ -69,7 +69,8 @@ done
 # Fields regressed on signed clearances (g in metres, so C_l is a clearance):
 #   senc posefix train --config configs/posefix_clearance.ron --epochs 40 --out runs/posefix_clearance_40
 #   senc posefix train --config configs/experiments/posefix_clearance_contacts.ron --epochs 40 --out runs/posefix_clearance_contacts_40
-for field in posefix_clearance_40 posefix_clearance_contacts_40; do
+#   senc posefix train --config configs/experiments/posefix_groups_clearance_contacts.ron --epochs 40 --out runs/posefix_groups_clearance_contacts_40
+for field in posefix_clearance_40 posefix_clearance_contacts_40 posefix_groups_clearance_contacts_40; do
   if [ -d "$runs/$field" ]; then
     for level in 0 0.01 0.02 0.03; do
       row "projection, one shot" "$field" --level "$level"

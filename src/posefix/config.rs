@@ -183,6 +183,12 @@ impl PosefixConfig {
                         g.name
                     ));
                 }
+                if g.contact_paths.is_some() && d.contacts.is_none() {
+                    return bad(&format!(
+                        "groups: {:?} sets contact_paths but data.contacts is None",
+                        g.name
+                    ));
+                }
             }
             if groups.is_empty() {
                 return bad("groups: list at least one group, or leave it out");
@@ -191,10 +197,68 @@ impl PosefixConfig {
         Ok(())
     }
 
+    /// The config one group's field trains with: this one with the
+    /// group's `contact_paths` in place of `data.contacts.paths` (0: no
+    /// contact paths).
+    pub fn for_group(&self, group: &PairGroupConfig) -> PosefixConfig {
+        let mut config = self.clone();
+        if let Some(paths) = group.contact_paths {
+            config.data.contacts = match config.data.contacts.take() {
+                Some(contacts) if paths > 0 => Some(ContactConfig { paths, ..contacts }),
+                _ => None,
+            };
+        }
+        config
+    }
+
     /// Reads and validates a config file.
     pub fn read(path: &std::path::Path) -> Result<PosefixConfig> {
         let config: PosefixConfig = crate::ron_file::read_ron(path)?;
         config.validate(path)?;
         Ok(config)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    fn shipped(name: &str) -> PosefixConfig {
+        PosefixConfig::read(
+            &Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("configs")
+                .join(name),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn a_group_can_draw_its_own_number_of_contact_paths() {
+        let config = shipped("experiments/posefix_groups_clearance_contacts.ron");
+        let groups = config.groups.clone().unwrap();
+        let paths = |g: &PairGroupConfig| config.for_group(g).data.contacts.map(|c| c.paths);
+        let legs = groups.iter().find(|g| g.name == "legs").unwrap();
+        let rest = groups.iter().find(|g| g.name == "rest").unwrap();
+        assert_eq!(paths(legs), Some(4000));
+        assert_eq!(paths(rest), Some(1000));
+        // Only the path count changes.
+        let mut rest_config = config.for_group(rest);
+        rest_config.data.contacts.as_mut().unwrap().paths = 4000;
+        assert_eq!(rest_config, config);
+        // 0: no contact paths for that group.
+        let none = PairGroupConfig {
+            contact_paths: Some(0),
+            ..rest.clone()
+        };
+        assert_eq!(config.for_group(&none).data.contacts, None);
+        // A count with nothing to count is an error naming the group.
+        let mut bad = shipped("posefix_groups.ron");
+        bad.groups.as_mut().unwrap()[0].contact_paths = Some(10);
+        let err = bad.validate(Path::new("g.ron")).unwrap_err().to_string();
+        assert!(
+            err.contains("\"legs\"") && err.contains("contact_paths"),
+            "{err}"
+        );
     }
 }

@@ -51,6 +51,13 @@ pub struct PairGroupConfig {
     /// Parts on the other side; `None`: any part.
     #[serde(default)]
     pub against: Option<Vec<String>>,
+    /// Contact paths drawn for this group's field instead of
+    /// `data.contacts.paths` (0: none); `None`: the data config's. For a
+    /// group whose pairs the captured frames hold far apart (the trunk
+    /// against the legs), most paths run to `max_steps` without contact,
+    /// each step labelled.
+    #[serde(default)]
+    pub contact_paths: Option<usize>,
 }
 
 /// A group with its pairs and joints resolved on one body.
@@ -482,11 +489,13 @@ mod tests {
                 name: "legs".into(),
                 parts: legs.clone(),
                 against: Some(legs.clone()),
+                contact_paths: None,
             },
             PairGroupConfig {
                 name: "rest".into(),
                 parts: BodyParts::new(&body, &map).unwrap().names,
                 against: None,
+                contact_paths: None,
             },
         ];
         let groups = resolve_groups(&body, &map, &space, &configs).unwrap();
@@ -522,6 +531,7 @@ mod tests {
             name: "x".into(),
             parts: vec!["Tail".into()],
             against: None,
+            contact_paths: None,
         }];
         let err = resolve_groups(&body, &map, &space, &bad)
             .unwrap_err()

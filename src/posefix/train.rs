@@ -748,7 +748,7 @@ pub fn train_grouped_field(
         .ok_or_else(|| Error::invalid("posefix config: no groups to train"))?;
     let groups = resolve_groups(problem.body, map, problem.space, configs)?;
     let mut trained = Vec::new();
-    for (k, group) in groups.iter().enumerate() {
+    for (k, (group, group_config)) in groups.iter().zip(configs).enumerate() {
         observer.group(k, groups.len(), &group.name, &group.joints);
         let group_map = group.part_map(problem.body, map)?;
         let label = SelfCollisionLabel::new(problem.body, &group_map)?;
@@ -763,7 +763,12 @@ pub fn train_grouped_field(
         };
         trained.push((
             group.name.clone(),
-            train_field(&sub, config, &dir.join(&group.name), observer)?,
+            train_field(
+                &sub,
+                &config.for_group(group_config),
+                &dir.join(&group.name),
+                observer,
+            )?,
         ));
     }
     GroupsInfo {
