@@ -475,3 +475,91 @@ fn grouped_field_trains_over_each_groups_joints() {
     let report: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert_eq!(report["repair"]["poses"], 3);
 }
+
+/// g = −1 everywhere, its gradient along the first component: a field that
+/// calls every pose colliding.
+struct CollidingEverywhere(usize);
+
+impl senc::posefix::field::PoseField for CollidingEverywhere {
+    fn dims(&self) -> usize {
+        self.0
+    }
+    fn value(&self, _theta: &[f64]) -> f64 {
+        -1.0
+    }
+    fn value_and_gradient(&self, _theta: &[f64]) -> (f64, Vec<f64>) {
+        let mut gradient = vec![0.0; self.0];
+        gradient[0] = 1.0;
+        (-1.0, gradient)
+    }
+    fn check_for(&self, _body: &Body, _space: &PoseSpace) -> senc::Result<()> {
+        Ok(())
+    }
+}
+
+/// A motion repair changes only what it must: frames the exact label finds
+/// free are not moved by a field that calls them colliding, and once the
+/// correction carried after a collision has faded below a micrometre the
+/// frames are the input's own, bit for bit.
+#[test]
+fn a_motion_repair_leaves_free_frames_alone() {
+    use senc::posefix::direct::{DirectOptions, DirectRepair};
+    use senc::posefix::fix::{FixOptions, PoseDistance};
+    use senc::posefix::sequence::{Smoothing, fix_motion, fix_motion_direct};
+    let body = Body::makehuman().unwrap();
+    let space = PoseSpace::cmu_mb(&body.skeleton).unwrap();
+    let limits = JointLimits::shipped(&body, &space, 0.1).unwrap();
+    let label = SelfCollisionLabel::new(&body, &PartMap::cmu_mb().unwrap()).unwrap();
+    let distance = PoseDistance::new(&space, &body.skeleton, true);
+    let motion = Motion::builtin("01_03", &body).unwrap();
+    let smoothing = Smoothing {
+        sigma: 1.0,
+        passes: 3,
+        relax: 3,
+    };
+    let none = |_: usize, _: usize| {};
+    // CMU 01_03 frames 25–44 are free (the benchmark lists every colliding
+    // frame of the clip: 20, then 60).
+    let free = &motion.frames[25..45];
+    let fixed = fix_motion(
+        &CollidingEverywhere(space.dims()),
+        &space,
+        &distance,
+        &limits,
+        &label,
+        free,
+        &FixOptions::default(),
+        2.0,
+        &smoothing,
+        0,
+        0.005,
+        &none,
+    )
+    .unwrap();
+    for (f, input) in fixed.iter().zip(free) {
+        assert!(!f.collided && !f.collides && f.work == 0);
+        assert!(f.pose == *input, "a free frame moved");
+    }
+    // Frame 328 collides, 329–378 do not; the direct repair frees it and
+    // its correction, carried into the frames after it (decaying by 2/3 a
+    // frame, then spread and smoothed), ends.
+    let clip = &motion.frames[320..379];
+    let repair = DirectRepair::new(&body, &label, &space, &distance, &limits).unwrap();
+    let fixed = fix_motion_direct(
+        &repair,
+        &space,
+        &label,
+        clip,
+        &DirectOptions::default(),
+        2.0,
+        &smoothing,
+        &none,
+    )
+    .unwrap();
+    assert!(fixed[8].collided && !fixed[8].collides);
+    assert!(fixed.iter().all(|f| !f.collides));
+    assert!(fixed[8].pose != clip[8] && fixed[9].pose != clip[9]);
+    for (f, input) in fixed.iter().zip(clip).skip(48) {
+        assert!(f.pose == *input, "the carried correction never ends");
+    }
+}

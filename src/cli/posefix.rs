@@ -18,7 +18,7 @@ use senc::posefix::field::PoseField;
 use senc::posefix::fix::{FixOptions, PoseDistance, Solver, fix_verified};
 use senc::posefix::groups::load_field;
 use senc::posefix::label::{Label, SelfCollisionLabel};
-use senc::posefix::sequence::{fix_motion, fix_motion_direct, motion_measures};
+use senc::posefix::sequence::{Smoothing, fix_motion, fix_motion_direct, motion_measures};
 use senc::posefix::space::{JointLimits, PoseSpace};
 use senc::posefix::train::{
     EpochRecord, FieldProblem, FieldTrainingObserver, field_quality, label_base, train_field,
@@ -184,16 +184,16 @@ struct FixArgs {
     /// carries over (0: frames fixed independently).
     #[arg(long, default_value_t = 2.0)]
     temporal: f64,
-    /// Direct repair: σ (frames) of the Gaussian that smooths the
-    /// corrections over time between passes (0: no smoothing).
+    /// σ (frames) of the Gaussian that smooths the corrections over time
+    /// between passes (0: no smoothing, frames repaired once in time order).
     #[arg(long, default_value_t = 1.0)]
     smooth: f64,
-    /// Direct repair: smoothing passes, each followed by a repair of the
-    /// frames the smoothing left colliding.
+    /// Smoothing passes, each followed by a repair of the frames the
+    /// smoothing left colliding.
     #[arg(long, default_value_t = 3)]
     passes: usize,
-    /// Direct repair: relaxation passes after them (each frame takes its
-    /// pose with the corrections smoothed where that pose is free).
+    /// Relaxation passes after them (each frame takes its pose with the
+    /// corrections smoothed where the exact label finds that pose free).
     #[arg(long, default_value_t = 3)]
     relax: usize,
     /// Output directory: fixed.bvh (+ fixed.ron), before_/after_NNNNN.ply.
@@ -729,16 +729,18 @@ fn fix(args: FixArgs) -> senc::Result<()> {
     let repair = Repair::new(&args.repair, &setup)?;
     let (motion, frames) = args.motion.load_selected(&setup.body)?;
     let label = setup.label()?;
-    let steps = if args.repair.direct && args.smooth > 0.0 {
-        motion.len() * (1 + args.passes)
-    } else {
-        motion.len()
+    let smoothing = Smoothing {
+        sigma: args.smooth,
+        passes: args.passes,
+        relax: args.relax,
     };
-    let progress = bar(steps, "frames", "repairing");
+    let progress = bar(motion.len(), "frames", "repairing");
     let clock = Instant::now();
-    let report = |done: usize, _: usize| progress.set_position(done as u64);
-    // Per frame: the pose after, whether the input and the output collide.
-    let fixed: Vec<(Pose, bool, bool)> = match &repair.field {
+    let report = |done: usize, total: usize| {
+        progress.set_length(total as u64);
+        progress.set_position(done as u64);
+    };
+    let fixed = match &repair.field {
         Some(field) => fix_motion(
             field.as_ref(),
             &setup.space,
@@ -748,13 +750,11 @@ fn fix(args: FixArgs) -> senc::Result<()> {
             &motion.frames,
             &repair.options,
             args.temporal,
+            &smoothing,
             repair.retries,
             repair.step,
             &report,
-        )?
-        .into_iter()
-        .map(|f| (f.pose, f.collided, f.collides))
-        .collect(),
+        )?,
         None => fix_motion_direct(
             &repair.direct_repair(&setup, &label)?,
             &setup.space,
@@ -762,27 +762,23 @@ fn fix(args: FixArgs) -> senc::Result<()> {
             &motion.frames,
             &repair.direct,
             args.temporal,
-            args.smooth,
-            args.passes,
-            args.relax,
+            &smoothing,
             &report,
-        )?
-        .into_iter()
-        .map(|f| (f.pose, f.collided, f.collides))
-        .collect(),
+        )?,
     };
     progress.finish_and_clear();
     let seconds = clock.elapsed().as_secs_f64();
     std::fs::create_dir_all(&args.out).map_err(|e| senc::Error::io(&args.out, e))?;
-    let after: Vec<Pose> = fixed.iter().map(|f| f.0.clone()).collect();
+    let after: Vec<Pose> = fixed.iter().map(|f| f.pose.clone()).collect();
     write_bvh(
         &args.out.join("fixed.bvh"),
         &setup.body.skeleton,
         &after,
         Motion::FPS,
     )?;
-    for (i, (pose, collided, collides)) in fixed.iter().enumerate() {
-        if *collided || *collides {
+    for (i, f) in fixed.iter().enumerate() {
+        let pose = &f.pose;
+        if f.collided || f.collides {
             let frame = frames.start + i;
             let before = label.label(&motion.frames[i], false)?;
             let now = label.label(pose, false)?;
@@ -798,7 +794,7 @@ fn fix(args: FixArgs) -> senc::Result<()> {
                 &now,
                 &args.out.join(format!("after_{frame:05}.ply")),
             )?;
-            if *collides {
+            if f.collides {
                 println!("frame {frame}: still collides: {}", pairs_text(&now));
             }
         }
@@ -810,8 +806,8 @@ fn fix(args: FixArgs) -> senc::Result<()> {
     let (jitter_in, skate_in) =
         motion_measures(&setup.body.skeleton, &motion.frames, Motion::FPS, &feet);
     let (jitter_out, skate_out) = motion_measures(&setup.body.skeleton, &after, Motion::FPS, &feet);
-    let before = fixed.iter().filter(|f| f.1).count();
-    let still = fixed.iter().filter(|f| f.2).count();
+    let before = fixed.iter().filter(|f| f.collided).count();
+    let still = fixed.iter().filter(|f| f.collides).count();
     // Mean vertex displacement of the frames the repair changed.
     let moved: Vec<f64> = motion
         .frames

@@ -20,29 +20,48 @@ use rayon::prelude::*;
 
 use super::direct::{DirectOptions, DirectRepair};
 use super::field::PoseField;
-use super::fix::{FixOptions, Fixed, PoseDistance, fix_verified};
+use super::fix::{FixOptions, PoseDistance, fix_verified};
 use super::label::SelfCollisionLabel;
 use super::space::{JointLimits, PoseSpace};
 use crate::Result;
 use crate::body::{Pose, Skeleton};
 
-/// One frame's repair.
+/// One frame of a repaired motion.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FrameFix {
     /// The pose after.
     pub pose: Pose,
-    /// The solver's result.
-    pub fixed: Fixed,
     /// Whether the input frame collides (exact label).
     pub collided: bool,
     /// Whether the output frame collides (exact label).
     pub collides: bool,
-    /// C_l it ended with (raised by retries).
-    pub level: f64,
+    /// Work spent on the frame over every pass: field evaluations (with
+    /// gradient) for a field, descent steps for the direct repair.
+    pub work: usize,
 }
 
-/// Fixes every frame of `frames`. `temporal` is λ; `retries` raises C_l by
-/// `step` for a frame the exact label still finds colliding.
+/// How the corrections of a motion are smoothed over time after the
+/// first, frame-by-frame repair ([`repair_motion`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Smoothing {
+    /// σ (frames) of the Gaussian; 0: no smoothing, no passes.
+    pub sigma: f64,
+    /// Spread-smooth-repair passes.
+    pub passes: usize,
+    /// Relaxation passes after them.
+    pub relax: usize,
+}
+
+/// The repair of one frame from a start θ (the carried centre, or the
+/// input plus a smoothed correction): θ*, its pose (the rest of the frame
+/// kept), whether the exact label finds it free, and the work spent.
+type RepairFrame<'a> = dyn Fn(&[f64], &Pose) -> Result<(Vec<f64>, Pose, bool, usize)> + Sync + 'a;
+
+/// Fixes every frame of `frames` against `field` ([`repair_motion`]): a
+/// start the exact label finds free is kept as it is (the field's level
+/// would otherwise push every pose with g < C_l, colliding or not); any
+/// other is repaired by [`fix_verified`] from it (C_l raised by `step`, at
+/// most `retries` times, while the exact label finds it colliding).
 #[allow(clippy::too_many_arguments)]
 pub fn fix_motion(
     field: &dyn PoseField,
@@ -53,58 +72,30 @@ pub fn fix_motion(
     frames: &[Pose],
     options: &FixOptions,
     temporal: f64,
+    smoothing: &Smoothing,
     retries: usize,
     step: f64,
-    progress: &dyn Fn(usize, usize),
+    progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<Vec<FrameFix>> {
-    carry_corrections(space, frames, temporal, progress, |centre, frame| {
-        let collided = label.label(frame, true)?.collides();
+    let repair = |start: &[f64], frame: &Pose| {
+        let kept = start_pose(space, start, frame)?;
+        if !label.label(&kept, true)?.collides() {
+            return Ok((space.encode(&kept)?, kept, true, 0));
+        }
         let (verified, pose) = fix_verified(
-            field, space, distance, limits, label, centre, frame, options, retries, step,
+            field, space, distance, limits, label, start, frame, options, retries, step,
         )?;
-        let collides = match verified.free {
-            Some(free) => !free,
-            None => label.label(&pose, true)?.collides(),
+        let free = match verified.free {
+            Some(free) => free,
+            None => !label.label(&pose, true)?.collides(),
         };
-        Ok((
-            verified.fixed.theta.clone(),
-            FrameFix {
-                pose,
-                fixed: verified.fixed,
-                collided,
-                collides,
-                level: verified.level,
-            },
-        ))
-    })
+        Ok((verified.fixed.theta, pose, free, verified.fixed.evaluations))
+    };
+    repair_motion(space, label, frames, temporal, smoothing, progress, &repair)
 }
 
-/// One frame's repair without a field.
-#[derive(Clone, Debug, PartialEq)]
-pub struct DirectFrameFix {
-    /// The pose after.
-    pub pose: Pose,
-    /// Descent steps taken.
-    pub steps: usize,
-    /// Whether the input frame collides (exact label).
-    pub collided: bool,
-    /// Whether the output frame collides (exact label).
-    pub collides: bool,
-}
-
-/// Fixes every frame of `frames` by the direct descent ([`DirectRepair`]),
-/// each started from its carried centre (λ = `temporal`), so a correction
-/// fades out after a collision as in [`fix_motion`]. Then, `passes` times:
-/// the corrections δₜ = θ*ₜ − θ₀ₜ are spread to the frames within 2σ
-/// (the largest nearby one, [`dilate`]) and smoothed over time with a
-/// Gaussian of `sigma` frames (a correction now also fades *in* before a
-/// collision, and no frame jumps to its correction in one step), every frame restarts from
-/// θ₀ₜ + δ̃ₜ and is repaired again where the smoothing let it collide. The
-/// last word on every frame is the repair's, so no frame is left colliding
-/// that the descent could free. Finally, `relax` times, every frame whose
-/// pose with the corrections smoothed (not spread) is collision-free by the
-/// exact label takes that pose: the frame-to-frame differences the repairs
-/// left are smoothed wherever smoothing keeps the body free.
+/// Fixes every frame of `frames` by the direct descent ([`DirectRepair`],
+/// [`repair_motion`]).
 #[allow(clippy::too_many_arguments)]
 pub fn fix_motion_direct(
     repair: &DirectRepair,
@@ -113,11 +104,40 @@ pub fn fix_motion_direct(
     frames: &[Pose],
     options: &DirectOptions,
     temporal: f64,
-    sigma: f64,
-    passes: usize,
-    relax: usize,
+    smoothing: &Smoothing,
     progress: &(dyn Fn(usize, usize) + Sync),
-) -> Result<Vec<DirectFrameFix>> {
+) -> Result<Vec<FrameFix>> {
+    let repair = |start: &[f64], frame: &Pose| {
+        let fixed = repair.repair(&start_pose(space, start, frame)?, options)?;
+        Ok((fixed.theta, fixed.pose, fixed.free, fixed.iterations))
+    };
+    repair_motion(space, label, frames, temporal, smoothing, progress, &repair)
+}
+
+/// Frames repaired in time order, each from its carried centre (λ =
+/// `temporal`, [`carry_corrections`]), so a correction fades out after a
+/// collision. Then, `smoothing.passes` times: the corrections
+/// δₜ = θ*ₜ − θ₀ₜ are spread to the frames within 2σ (the largest nearby
+/// one, [`dilate`]) and smoothed over time with a Gaussian of σ frames (a
+/// correction now also fades *in* before a collision, and no frame jumps
+/// to its correction in one step), every frame restarts from θ₀ₜ + δ̃ₜ and
+/// is repaired again where the smoothing let it collide. The last word on
+/// every frame is the repair's, so no frame is left colliding that the
+/// repair could free. Finally, `smoothing.relax` times, every frame whose
+/// pose with the corrections smoothed (not spread) is collision-free by
+/// the exact label takes that pose: the frame-to-frame differences the
+/// repairs left are smoothed wherever smoothing keeps the body free.
+fn repair_motion(
+    space: &PoseSpace,
+    label: &SelfCollisionLabel,
+    frames: &[Pose],
+    temporal: f64,
+    smoothing: &Smoothing,
+    progress: &(dyn Fn(usize, usize) + Sync),
+    repair: &RepairFrame,
+) -> Result<Vec<FrameFix>> {
+    let smooth = smoothing.sigma > 0.0 && frames.len() >= 2;
+    let passes = if smooth { smoothing.passes } else { 0 };
     let total = frames.len() * (1 + passes);
     let mut fixed = carry_corrections(
         space,
@@ -126,22 +146,22 @@ pub fn fix_motion_direct(
         &|done, _| progress(done, total),
         |centre, frame| {
             let collided = label.label(frame, true)?.collides();
-            let start = start_pose(space, centre, frame)?;
-            let fixed = repair.repair(&start, options)?;
+            let (theta, pose, free, work) = repair(centre, frame)?;
             Ok((
-                fixed.theta,
-                DirectFrameFix {
-                    pose: fixed.pose,
-                    steps: fixed.iterations,
+                theta,
+                FrameFix {
+                    pose,
                     collided,
-                    collides: !fixed.free,
+                    collides: !free,
+                    work,
                 },
             ))
         },
     )?;
-    if sigma <= 0.0 || frames.len() < 2 {
+    if !smooth {
         return Ok(fixed);
     }
+    let sigma = smoothing.sigma;
     let theta0: Vec<Vec<f64>> = frames
         .iter()
         .map(|f| space.encode(f))
@@ -156,22 +176,20 @@ pub fn fix_motion_direct(
             .zip(&smoothed)
             .zip(&fixed)
             .map(|(((frame, t0), delta), before)| {
-                let moved: Vec<f64> = t0.iter().zip(delta).map(|(a, d)| a + d).collect();
-                let start = start_pose(space, &moved, frame)?;
-                let result = repair.repair(&start, options)?;
+                let (_, pose, free, work) = repair(&corrected(t0, delta), frame)?;
                 let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
                 progress(frames.len() * (1 + pass) + n, total);
-                Ok(DirectFrameFix {
-                    pose: result.pose,
-                    steps: before.steps + result.iterations,
+                Ok(FrameFix {
+                    pose,
                     collided: before.collided,
-                    collides: !result.free,
+                    collides: !free,
+                    work: before.work + work,
                 })
             })
             .collect::<Result<Vec<_>>>()?;
         fixed = again;
     }
-    for _ in 0..relax {
+    for _ in 0..smoothing.relax {
         let corrections = corrections_of(space, &fixed, &theta0)?;
         let smoothed = gaussian_smooth(&corrections, sigma);
         fixed = frames
@@ -180,13 +198,12 @@ pub fn fix_motion_direct(
             .zip(&smoothed)
             .zip(fixed)
             .map(|(((frame, t0), delta), before)| {
-                let moved: Vec<f64> = t0.iter().zip(delta).map(|(a, d)| a + d).collect();
-                let candidate = start_pose(space, &moved, frame)?;
+                let candidate = start_pose(space, &corrected(t0, delta), frame)?;
                 Ok(
                     if before.collides || label.label(&candidate, true)?.collides() {
                         before
                     } else {
-                        DirectFrameFix {
+                        FrameFix {
                             pose: candidate,
                             ..before
                         }
@@ -201,7 +218,7 @@ pub fn fix_motion_direct(
 /// θ*ₜ − θ₀ₜ of every frame.
 fn corrections_of(
     space: &PoseSpace,
-    fixed: &[DirectFrameFix],
+    fixed: &[FrameFix],
     theta0: &[Vec<f64>],
 ) -> Result<Vec<Vec<f64>>> {
     fixed
@@ -271,6 +288,21 @@ pub fn gaussian_smooth(values: &[Vec<f64>], sigma: f64) -> Vec<Vec<f64>> {
         .collect()
 }
 
+/// A correction with no 6D component above this is none: the frame keeps
+/// its own pose bit for bit (1e-6 of a unit vector: micrometres). The
+/// carried correction decays geometrically and a smoothed one has
+/// Gaussian tails; without a cut-off neither would ever end.
+const NEGLIGIBLE_CORRECTION: f64 = 1e-6;
+
+/// θ₀ + δ, or θ₀ itself when δ is negligible.
+fn corrected(theta0: &[f64], delta: &[f64]) -> Vec<f64> {
+    if delta.iter().any(|d| d.abs() > NEGLIGIBLE_CORRECTION) {
+        theta0.iter().zip(delta).map(|(t, d)| t + d).collect()
+    } else {
+        theta0.to_vec()
+    }
+}
+
 /// Frames in time order: frame t is fixed by `fix_frame(c_t, frame)`,
 /// which returns θ*ₜ and what to keep, from the centre
 /// c_t = θ₀ₜ + a (θ*ₜ₋₁ − θ₀ₜ₋₁), a = λ/(1 + λ).
@@ -286,12 +318,11 @@ fn carry_corrections<T>(
     let mut previous: Option<(Vec<f64>, Vec<f64>)> = None; // (θ₀, θ*)
     for (t, frame) in frames.iter().enumerate() {
         let theta0 = space.encode(frame)?;
-        let centre: Vec<f64> = match &previous {
-            Some((p0, p1)) => theta0
-                .iter()
-                .zip(p0.iter().zip(p1))
-                .map(|(c, (a, b))| c + carry * (b - a))
-                .collect(),
+        let centre = match &previous {
+            Some((p0, p1)) => {
+                let carried: Vec<f64> = p0.iter().zip(p1).map(|(a, b)| carry * (b - a)).collect();
+                corrected(&theta0, &carried)
+            }
             None => theta0.clone(),
         };
         let (theta, kept) = fix_frame(&centre, frame)?;
