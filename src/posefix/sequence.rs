@@ -1,14 +1,15 @@
-//! Fixing a whole motion: every frame on the free side of the field, with
-//! no new jitter.
+//! Fixing a whole motion: no frame left colliding, with no new jitter, by
+//! either repair (a collision field, or the direct descent).
 //!
 //! Frame by frame in time order, the pose is fixed from the centre
 //! c_t = θ₀ₜ + a (θ*ₜ₋₁ − θ₀ₜ₋₁), a = λ/(1 + λ): the correction of the
 //! previous frame carried over and decaying (λ the temporal weight; the
 //! minimiser of d(θ, θ₀ₜ) + λ d(θ − θ₀ₜ, θ*ₜ₋₁ − θ₀ₜ₋₁) is the same as
-//! that of d(θ, c_t)). Frames that never collide keep their pose exactly;
-//! a correction fades out over a few frames after a collision instead of
-//! snapping back. The solve is warm-started implicitly: the centre is
-//! already close to the previous frame's answer.
+//! that of d(θ, c_t)); a correction fades out over a few frames after a
+//! collision instead of snapping back, and the centre is already close to
+//! the previous frame's answer. Then the corrections are smoothed over
+//! time and the frames repaired again ([`Smoothing`], `repair_motion`).
+//! Frames far from any collision keep their pose bit for bit.
 //!
 //! Measures of a motion ([`motion_measures`]):
 //! - jitter: mean ‖pₜ₊₁ − 2pₜ + pₜ₋₁‖·fps² over joints and frames (m/s²);
