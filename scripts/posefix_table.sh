@@ -78,25 +78,39 @@ for field in posefix_clearance_40 posefix_clearance_contacts_40; do
     row "projection + exact check, ≤ 10 retries of +5 mm" "$field" --level 0.005 --retries 10 --retry-step 0.005
   fi
 done
-# The grouped field regressed on signed clearances (its own table):
+# Held-out sign accuracy of a field's last epoch (log.csv), the lowest and
+# highest over its groups for a grouped field.
+held_out() {
+  local logs
+  logs=$(ls "$1"/log.csv "$1"/*/log.csv 2>/dev/null)
+  for log in $logs; do tail -n 1 "$log" | cut -d, -f6; done | sort -n |
+    awk 'NR == 1 { lo = $1 } { hi = $1 } END { if (lo == hi) printf "%.2f", lo; else printf "%.2f–%.2f", lo, hi }'
+}
+# The grouped field regressed on signed clearances (its own table, with a
+# last column: held-out sign accuracy per group):
 #   senc posefix train --config configs/experiments/posefix_groups_clearance_contacts.ron --epochs 40 --out runs/posefix_groups_clearance_contacts_40
 #   ... --epochs 100 --out runs/posefix_groups_clearance_contacts_100 (resumed from a copy of the 40-epoch run)
+echo
+echo "| method | field | C_l (m) | SCC | PDR | MVD (m) | median ms | p95 ms | g<0 at input | ‖∇g‖ p5/p50/p95 | held-out sign accuracy |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|"
 field=posefix_groups_clearance_contacts_40
 if [ -d "$runs/$field" ]; then
+  acc=$(held_out "$runs/$field")
   for level in 0 0.01 0.02 0.03 0.035 0.04 0.05; do
-    row "projection, one shot" "$field" --level "$level"
+    row "projection, one shot" "$field" --level "$level" | sed "s/\$/ $acc |/"
   done
   for level in 0 0.02 0.035; do
-    row "SLSQP, one shot" "$field" --solver slsqp --level "$level"
+    row "SLSQP, one shot" "$field" --solver slsqp --level "$level" | sed "s/\$/ $acc |/"
   done
-  row "projection + exact check, ≤ 10 retries of +5 mm" "$field" --level 0.005 --retries 10 --retry-step 0.005
-  row "projection + exact check, ≤ 10 retries of +5 mm" "$field" --level 0.01 --retries 10 --retry-step 0.005
-  row "SLSQP + exact check, ≤ 10 retries of +5 mm" "$field" --solver slsqp --level 0.005 --retries 10 --retry-step 0.005
+  row "projection + exact check, ≤ 10 retries of +5 mm" "$field" --level 0.005 --retries 10 --retry-step 0.005 | sed "s/\$/ $acc |/"
+  row "projection + exact check, ≤ 10 retries of +5 mm" "$field" --level 0.01 --retries 10 --retry-step 0.005 | sed "s/\$/ $acc |/"
+  row "SLSQP + exact check, ≤ 10 retries of +5 mm" "$field" --solver slsqp --level 0.005 --retries 10 --retry-step 0.005 | sed "s/\$/ $acc |/"
 fi
 field=posefix_groups_clearance_contacts_100
 if [ -d "$runs/$field" ]; then
+  acc=$(held_out "$runs/$field")
   for level in 0.03 0.035; do
-    row "projection, one shot" "$field" --level "$level"
+    row "projection, one shot" "$field" --level "$level" | sed "s/\$/ $acc |/"
   done
-  row "projection + exact check, ≤ 10 retries of +5 mm" "$field" --level 0.005 --retries 10 --retry-step 0.005
+  row "projection + exact check, ≤ 10 retries of +5 mm" "$field" --level 0.005 --retries 10 --retry-step 0.005 | sed "s/\$/ $acc |/"
 fi
