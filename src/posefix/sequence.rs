@@ -42,7 +42,7 @@ pub struct FrameFix {
 }
 
 /// How the corrections of a motion are smoothed over time after the
-/// first, frame-by-frame repair ([`repair_motion`]).
+/// first, frame-by-frame repair (`repair_motion`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Smoothing {
     /// σ (frames) of the Gaussian; 0: no smoothing, no passes.
@@ -58,7 +58,7 @@ pub struct Smoothing {
 /// kept), whether the exact label finds it free, and the work spent.
 type RepairFrame<'a> = dyn Fn(&[f64], &Pose) -> Result<(Vec<f64>, Pose, bool, usize)> + Sync + 'a;
 
-/// Fixes every frame of `frames` against `field` ([`repair_motion`]): a
+/// Fixes every frame of `frames` against `field` (`repair_motion`): a
 /// start the exact label finds free is kept as it is (the field's level
 /// would otherwise push every pose with g < C_l, colliding or not); any
 /// other is repaired by [`fix_verified`] from it (C_l raised by `step`, at
@@ -96,7 +96,7 @@ pub fn fix_motion(
 }
 
 /// Fixes every frame of `frames` by the direct descent ([`DirectRepair`],
-/// [`repair_motion`]).
+/// `repair_motion`).
 #[allow(clippy::too_many_arguments)]
 pub fn fix_motion_direct(
     repair: &DirectRepair,
