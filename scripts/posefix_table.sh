@@ -16,20 +16,28 @@ senc=${SENC:-target/release/senc}
 runs=${RUNS:-runs}
 tmp=$(mktemp)
 trap 'rm -f "$tmp"' EXIT
-echo "| method | field | C_l | SCC | PDR | MVD (m) | median ms | p95 ms | g<0 at input | ‖∇g‖ p5/p50/p95 |"
-echo "|---|---|---|---|---|---|---|---|---|---|"
+# Held-out sign accuracy of a field's last epoch (log.csv), the lowest and
+# highest over its groups for a grouped field.
+held_out() {
+  local logs
+  logs=$(ls "$1"/log.csv "$1"/*/log.csv 2>/dev/null)
+  for log in $logs; do tail -n 1 "$log" | cut -d, -f6; done | sort -n |
+    awk 'NR == 1 { lo = $1 } { hi = $1 } END { if (lo == hi) printf "%.2f", lo; else printf "%.2f–%.2f", lo, hi }'
+}
+echo "| method | field | C_l | SCC | PDR | MVD (m) | median ms | p95 ms | g<0 at input | ‖∇g‖ p5/p50/p95 | held-out sign accuracy |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|"
 row() {
   local name=$1 field=$2
   shift 2
   "$senc" posefix eval --field "$runs/$field" "$@" --json >"$tmp"
-  python3 - "$name" "$field" "$tmp" <<'PY'
+  python3 - "$name" "$field" "$tmp" "$(held_out "$runs/$field")" <<'PY'
 import json, sys
-name, field, path = sys.argv[1:4]
+name, field, path, held_out = sys.argv[1:5]
 r = json.load(open(path))
 p, g = r["repair"], r["gradient_norm"]
 print(f"| {name} | {field} | {r['level']} | {p['scc']:.3f} | {p['pdr']:.3f} | {p['mvd']:.4f} "
       f"| {p['median_ms']:.1f} | {p['p95_ms']:.1f} | {r['field_recall']:.3f} "
-      f"| {g[0]:.2f}/{g[1]:.2f}/{g[2]:.2f} |")
+      f"| {g[0]:.2f}/{g[1]:.2f}/{g[2]:.2f} | {held_out} |")
 PY
 }
 direct() {
@@ -42,7 +50,7 @@ name, path = sys.argv[1:3]
 r = json.load(open(path))
 p = r["repair"]
 print(f"| {name} | none | – | {p['scc']:.3f} | {p['pdr']:.3f} | {p['mvd']:.4f} "
-      f"| {p['median_ms']:.1f} | {p['p95_ms']:.1f} | – | – |")
+      f"| {p['median_ms']:.1f} | {p['p95_ms']:.1f} | – | – | – |")
 PY
 }
 direct "direct descent on the penetration depth, ≤ 80 steps (+ 80 unweighted, then both aiming for 1 cm)"
@@ -78,16 +86,7 @@ for field in posefix_clearance_40 posefix_clearance_contacts_40; do
     row "projection + exact check, ≤ 10 retries of +5 mm" "$field" --level 0.005 --retries 10 --retry-step 0.005
   fi
 done
-# Held-out sign accuracy of a field's last epoch (log.csv), the lowest and
-# highest over its groups for a grouped field.
-held_out() {
-  local logs
-  logs=$(ls "$1"/log.csv "$1"/*/log.csv 2>/dev/null)
-  for log in $logs; do tail -n 1 "$log" | cut -d, -f6; done | sort -n |
-    awk 'NR == 1 { lo = $1 } { hi = $1 } END { if (lo == hi) printf "%.2f", lo; else printf "%.2f–%.2f", lo, hi }'
-}
-# The grouped field regressed on signed clearances (its own table, with a
-# last column: held-out sign accuracy per group):
+# The grouped field regressed on signed clearances (its own table):
 #   senc posefix train --config configs/experiments/posefix_groups_clearance_contacts.ron --epochs 40 --out runs/posefix_groups_clearance_contacts_40
 #   ... --epochs 100 --out runs/posefix_groups_clearance_contacts_100 (resumed from a copy of the 40-epoch run)
 echo
@@ -95,22 +94,20 @@ echo "| method | field | C_l (m) | SCC | PDR | MVD (m) | median ms | p95 ms | g<
 echo "|---|---|---|---|---|---|---|---|---|---|---|"
 field=posefix_groups_clearance_contacts_40
 if [ -d "$runs/$field" ]; then
-  acc=$(held_out "$runs/$field")
   for level in 0 0.01 0.02 0.03 0.035 0.04 0.05; do
-    row "projection, one shot" "$field" --level "$level" | sed "s/\$/ $acc |/"
+    row "projection, one shot" "$field" --level "$level"
   done
   for level in 0 0.02 0.035; do
-    row "SLSQP, one shot" "$field" --solver slsqp --level "$level" | sed "s/\$/ $acc |/"
+    row "SLSQP, one shot" "$field" --solver slsqp --level "$level"
   done
-  row "projection + exact check, ≤ 10 retries of +5 mm" "$field" --level 0.005 --retries 10 --retry-step 0.005 | sed "s/\$/ $acc |/"
-  row "projection + exact check, ≤ 10 retries of +5 mm" "$field" --level 0.01 --retries 10 --retry-step 0.005 | sed "s/\$/ $acc |/"
-  row "SLSQP + exact check, ≤ 10 retries of +5 mm" "$field" --solver slsqp --level 0.005 --retries 10 --retry-step 0.005 | sed "s/\$/ $acc |/"
+  row "projection + exact check, ≤ 10 retries of +5 mm" "$field" --level 0.005 --retries 10 --retry-step 0.005
+  row "projection + exact check, ≤ 10 retries of +5 mm" "$field" --level 0.01 --retries 10 --retry-step 0.005
+  row "SLSQP + exact check, ≤ 10 retries of +5 mm" "$field" --solver slsqp --level 0.005 --retries 10 --retry-step 0.005
 fi
 field=posefix_groups_clearance_contacts_100
 if [ -d "$runs/$field" ]; then
-  acc=$(held_out "$runs/$field")
   for level in 0.03 0.035; do
-    row "projection, one shot" "$field" --level "$level" | sed "s/\$/ $acc |/"
+    row "projection, one shot" "$field" --level "$level"
   done
-  row "projection + exact check, ≤ 10 retries of +5 mm" "$field" --level 0.005 --retries 10 --retry-step 0.005 | sed "s/\$/ $acc |/"
+  row "projection + exact check, ≤ 10 retries of +5 mm" "$field" --level 0.005 --retries 10 --retry-step 0.005
 fi
