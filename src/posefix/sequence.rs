@@ -59,10 +59,9 @@ pub struct Smoothing {
 type RepairFrame<'a> = dyn Fn(&[f64], &Pose) -> Result<(Vec<f64>, Pose, bool, usize)> + Sync + 'a;
 
 /// Fixes every frame of `frames` against `field` (`repair_motion`): a
-/// start the exact label finds free is kept as it is (the field's level
-/// would otherwise push every pose with g < C_l, colliding or not); any
-/// other is repaired by [`fix_verified`] from it (C_l raised by `step`, at
-/// most `retries` times, while the exact label finds it colliding).
+/// colliding start is repaired by [`fix_verified`] from it (C_l raised by
+/// `step`, at most `retries` times, while the exact label finds it
+/// colliding).
 #[allow(clippy::too_many_arguments)]
 pub fn fix_motion(
     field: &dyn PoseField,
@@ -79,10 +78,6 @@ pub fn fix_motion(
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<Vec<FrameFix>> {
     let repair = |start: &[f64], frame: &Pose| {
-        let kept = start_pose(space, start, frame)?;
-        if !label.label(&kept, true)?.collides() {
-            return Ok((space.encode(&kept)?, kept, true, 0));
-        }
         let (verified, pose) = fix_verified(
             field, space, distance, limits, label, start, frame, options, retries, step,
         )?;
@@ -137,6 +132,22 @@ fn repair_motion(
     progress: &(dyn Fn(usize, usize) + Sync),
     repair: &RepairFrame,
 ) -> Result<Vec<FrameFix>> {
+    // A start the exact label finds free is kept as it is, for either
+    // repair (a field's level would otherwise push every pose with
+    // g < C_l, colliding or not); `known_free` when the start is the frame
+    // already labelled.
+    let repair_or_keep = |start: &[f64], frame: &Pose, known_free: Option<bool>| {
+        let kept = start_pose(space, start, frame)?;
+        let free = match known_free.filter(|_| kept == *frame) {
+            Some(free) => free,
+            None => !label.label(&kept, true)?.collides(),
+        };
+        if free {
+            Ok((space.encode(&kept)?, kept, true, 0))
+        } else {
+            repair(start, frame)
+        }
+    };
     let smooth = smoothing.sigma > 0.0 && frames.len() >= 2;
     let passes = if smooth { smoothing.passes } else { 0 };
     let total = frames.len() * (1 + passes);
@@ -147,7 +158,7 @@ fn repair_motion(
         &|done, _| progress(done, total),
         |centre, frame| {
             let collided = label.label(frame, true)?.collides();
-            let (theta, pose, free, work) = repair(centre, frame)?;
+            let (theta, pose, free, work) = repair_or_keep(centre, frame, Some(!collided))?;
             Ok((
                 theta,
                 FrameFix {
@@ -177,7 +188,7 @@ fn repair_motion(
             .zip(&smoothed)
             .zip(&fixed)
             .map(|(((frame, t0), delta), before)| {
-                let (_, pose, free, work) = repair(&corrected(t0, delta), frame)?;
+                let (_, pose, free, work) = repair_or_keep(&corrected(t0, delta), frame, None)?;
                 let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
                 progress(frames.len() * (1 + pass) + n, total);
                 Ok(FrameFix {
