@@ -82,6 +82,29 @@ pub enum GradientTerm {
     Classifier,
 }
 
+/// The poses active learning labels ([`super::train::active_paths`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub enum ActivePaths {
+    /// `active_steps` steps of θ ← θ − η g ∇g from training poses (the
+    /// method: towards the boundary g = 0).
+    #[default]
+    Descent,
+    /// From colliding training poses, the one-shot repair θ* at this level
+    /// (the projection of [`super::fix`], subtree-weighted distance), and
+    /// `active_steps` poses along θ₀ + s (θ* − θ₀), s evenly spaced in
+    /// (0, 1.5]: where the repair lands, and a little short and beyond.
+    Repair {
+        /// C_l of the repair (field units: metres for a clearance field).
+        level: f64,
+    },
+}
+
+impl ActivePaths {
+    fn is_descent(&self) -> bool {
+        *self == ActivePaths::Descent
+    }
+}
+
 /// The network g.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -120,6 +143,10 @@ pub struct FieldTrainConfig {
     pub active_steps: usize,
     /// Step length factor η of θ ← θ − η g ∇g.
     pub active_rate: f64,
+    /// Where active learning looks: the method's descent on ½g² (the
+    /// default), or the repair's own way out of colliding poses.
+    #[serde(default, skip_serializing_if = "ActivePaths::is_descent")]
+    pub active_paths: ActivePaths,
     /// Seed of the weights and the batch order.
     pub seed: u64,
 }
@@ -169,6 +196,11 @@ impl PosefixConfig {
         }
         if t.active_every > 0 && (t.active_poses == 0 || t.active_steps == 0) {
             return bad("active learning needs active_poses and active_steps ≥ 1");
+        }
+        if let ActivePaths::Repair { level } = t.active_paths
+            && !level.is_finite()
+        {
+            return bad("train.active_paths: the repair level must be finite");
         }
         if let Some(groups) = &self.groups {
             let mut names = std::collections::BTreeSet::new();

@@ -46,8 +46,9 @@ use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, Uniform};
 use serde::{Deserialize, Serialize};
 
-use super::config::{FieldTrainConfig, GradientTerm, PoseDataConfig, PosefixConfig};
+use super::config::{ActivePaths, FieldTrainConfig, GradientTerm, PoseDataConfig, PosefixConfig};
 use super::contact::ContactSampler;
+use super::fix;
 use super::field::{BodyFingerprint, CollisionField, FieldInfo, Layer, PoseField};
 use super::label::SelfCollisionLabel;
 use super::samples::{self, LabelledPoses};
@@ -574,6 +575,47 @@ pub fn active_paths(
         .collect()
 }
 
+/// Active learning along the repair's way out: from each colliding
+/// start θ₀, the one-shot repair θ* at `level` ([`fix::fix`], projection,
+/// subtree-weighted distance) and the `steps` poses θ₀ + s (θ* − θ₀) for
+/// s = 1.5 j / steps, j = 1 … steps, moved onto the rotations and clamped
+/// into the limits. The field learns the clearance where its repairs land
+/// and just short of and beyond it, which the descent on ½g² (heading for
+/// g = 0, not for the level) does not visit. A start the repair cannot
+/// move (already at the level, or a degenerate rotation) adds nothing.
+pub fn repair_paths(
+    field: &CollisionField,
+    problem: &FieldProblem,
+    starts: &[Vec<f64>],
+    steps: usize,
+    level: f64,
+) -> Vec<Vec<f64>> {
+    use rayon::prelude::*;
+    let distance = fix::PoseDistance::new(problem.space, &problem.body.skeleton, true);
+    let options = fix::FixOptions {
+        level,
+        ..fix::FixOptions::default()
+    };
+    let (lower, upper) = problem.limits.bounds();
+    starts
+        .par_iter()
+        .flat_map_iter(|start| {
+            let fixed = fix::fix(field, problem.space, &distance, problem.limits, start, &options);
+            let end = match fixed {
+                Ok(f) if f.distance > 0.0 => f.theta,
+                _ => return Vec::new(),
+            };
+            (1..=steps)
+                .filter_map(|j| {
+                    let s = 1.5 * j as f64 / steps as f64;
+                    let step: Vec<f64> = start.iter().zip(&end).map(|(a, b)| s * (b - a)).collect();
+                    problem.space.step_within(start, &step, &lower, &upper)
+                })
+                .collect()
+        })
+        .collect()
+}
+
 /// What training reports along the way.
 pub trait FieldTrainingObserver {
     /// Contact paths drawn for the initial poses.
@@ -826,8 +868,9 @@ fn resume(
 }
 
 /// The poses active learning labels at `epoch` (read back when already
-/// stored): paths of ½g² descent from training poses drawn with a seed of
-/// the epoch, each step labelled exactly.
+/// stored), from training poses drawn with a seed of the epoch (colliding
+/// ones for the repair's paths), each labelled exactly: the paths of
+/// `t.active_paths`.
 fn active_learning(
     problem: &FieldProblem,
     field: &CollisionField,
@@ -842,11 +885,27 @@ fn active_learning(
         return LabelledPoses::read(&path);
     }
     let mut pick = ChaCha8Rng::seed_from_u64(t.seed ^ ((epoch as u64) << 20));
-    let draw = Uniform::new(0, training.len()).expect("non-empty set");
+    let pool: Vec<usize> = match t.active_paths {
+        ActivePaths::Descent => (0..training.len()).collect(),
+        ActivePaths::Repair { .. } => (0..training.len())
+            .filter(|&i| training.colliding[i])
+            .collect(),
+    };
+    if pool.is_empty() {
+        return Ok(LabelledPoses::default());
+    }
+    let draw = Uniform::new(0, pool.len()).expect("non-empty pool");
     let starts: Vec<Vec<f64>> = (0..t.active_poses)
-        .map(|_| training.thetas[draw.sample(&mut pick)].clone())
+        .map(|_| training.thetas[pool[draw.sample(&mut pick)]].clone())
         .collect();
-    let thetas = active_paths(field, problem, &starts, t.active_steps, t.active_rate);
+    let thetas = match t.active_paths {
+        ActivePaths::Descent => {
+            active_paths(field, problem, &starts, t.active_steps, t.active_rate)
+        }
+        ActivePaths::Repair { level } => {
+            repair_paths(field, problem, &starts, t.active_steps, level)
+        }
+    };
     let set = problem.label(thetas, clearance, &|_, _| {})?;
     set.write(&path)?;
     Ok(set)
