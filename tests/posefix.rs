@@ -171,7 +171,7 @@ fn shipped_posefix_configs_validate() {
             experiments += 1;
         }
     }
-    assert_eq!(experiments, 5);
+    assert_eq!(experiments, 6);
     // A contact step of zero is an error naming the file and the value.
     let text = std::fs::read_to_string(dir.join("posefix_contacts.ron")).unwrap();
     let tmp = tempfile::tempdir().unwrap();
@@ -495,6 +495,107 @@ impl senc::posefix::field::PoseField for CollidingEverywhere {
     fn check_for(&self, _body: &Body, _space: &PoseSpace) -> senc::Result<()> {
         Ok(())
     }
+}
+
+/// g(θ) = w·(θ − θ₀): a field that is a plane through θ₀.
+struct Plane {
+    origin: Vec<f64>,
+    normal: Vec<f64>,
+}
+
+impl senc::posefix::field::PoseField for Plane {
+    fn dims(&self) -> usize {
+        self.origin.len()
+    }
+    fn value(&self, theta: &[f64]) -> f64 {
+        theta
+            .iter()
+            .zip(&self.origin)
+            .zip(&self.normal)
+            .map(|((t, o), w)| w * (t - o))
+            .sum()
+    }
+    fn value_and_gradient(&self, theta: &[f64]) -> (f64, Vec<f64>) {
+        (self.value(theta), self.normal.clone())
+    }
+    fn check_for(&self, _body: &Body, _space: &PoseSpace) -> senc::Result<()> {
+        Ok(())
+    }
+}
+
+/// Active learning along the repair's way out returns, per start below the
+/// level, `steps` poses on the line from the start through its one-shot
+/// repair: short of the level, at it, beyond it, in that order, each a
+/// pose within the limits; a start already above the level adds nothing.
+#[test]
+fn repair_paths_run_through_the_one_shot_repair() {
+    use senc::posefix::field::PoseField;
+    use senc::posefix::fix::{FixOptions, PoseDistance, fix};
+    use senc::posefix::train::{FieldProblem, repair_paths};
+    let body = Body::makehuman().unwrap();
+    let space = PoseSpace::cmu_mb(&body.skeleton).unwrap();
+    let limits = JointLimits::shipped(&body, &space, 0.1).unwrap();
+    let label = SelfCollisionLabel::new(&body, &PartMap::cmu_mb().unwrap()).unwrap();
+    let motion = Motion::builtin("01_01", &body).unwrap();
+    let problem = FieldProblem {
+        body: &body,
+        space: &space,
+        limits: &limits,
+        label: &label,
+        base: motion.frames[0].clone(),
+    };
+    let start = space.encode(&motion.frames[100]).unwrap();
+    // The plane's normal is the motion's own direction at frame 100 (a
+    // tangent of the rotations), unit length; g(start) = 0, the level 2 cm.
+    let next = space.encode(&motion.frames[101]).unwrap();
+    let chord: Vec<f64> = next.iter().zip(&start).map(|(a, b)| a - b).collect();
+    let norm = chord.iter().map(|v| v * v).sum::<f64>().sqrt();
+    let normal: Vec<f64> = chord.iter().map(|v| v / norm).collect();
+    let field = Plane {
+        origin: start.clone(),
+        normal,
+    };
+    let level = 0.02;
+    let paths = repair_paths(&field, &problem, &[start.clone(), start.clone()], 3, level);
+    assert_eq!(paths.len(), 6);
+    assert_eq!(paths[..3], paths[3..]);
+    let distance = PoseDistance::new(&space, &body.skeleton, true);
+    let options = FixOptions {
+        level,
+        ..FixOptions::default()
+    };
+    let repaired = fix(&field, &space, &distance, &limits, &start, &options).unwrap();
+    assert!((repaired.g - level).abs() < 0.05 * level, "{}", repaired.g);
+    // s = 0.5, 1, 1.5 of the way to the repair.
+    let g: Vec<f64> = paths[..3].iter().map(|p| field.value(p)).collect();
+    assert!(g[0] > 0.0 && g[0] < g[1] && g[1] < g[2], "{g:?}");
+    assert!(
+        (g[1] - repaired.g).abs() < 1e-3 * level,
+        "{g:?} {}",
+        repaired.g
+    );
+    assert!(
+        (g[0] - 0.5 * g[1]).abs() < 0.1 * level && (g[2] - 1.5 * g[1]).abs() < 0.1 * level,
+        "{g:?}"
+    );
+    let (lower, upper) = limits.bounds();
+    for p in &paths {
+        assert!(space.project(p).is_some());
+        for (i, v) in p.iter().enumerate() {
+            assert!(*v >= lower[i] - 1e-2 && *v <= upper[i] + 1e-2);
+        }
+    }
+    // Already at the level: nothing to learn from.
+    let above = Plane {
+        origin: field
+            .origin
+            .iter()
+            .zip(&field.normal)
+            .map(|(o, w)| o - w)
+            .collect(),
+        normal: field.normal.clone(),
+    };
+    assert!(repair_paths(&above, &problem, &[start], 3, level).is_empty());
 }
 
 /// A motion repair changes only what it must: frames the exact label finds

@@ -48,8 +48,8 @@ use serde::{Deserialize, Serialize};
 
 use super::config::{ActivePaths, FieldTrainConfig, GradientTerm, PoseDataConfig, PosefixConfig};
 use super::contact::ContactSampler;
-use super::fix;
 use super::field::{BodyFingerprint, CollisionField, FieldInfo, Layer, PoseField};
+use super::fix;
 use super::label::SelfCollisionLabel;
 use super::samples::{self, LabelledPoses};
 use super::space::{JointLimits, PoseSpace};
@@ -584,7 +584,7 @@ pub fn active_paths(
 /// g = 0, not for the level) does not visit. A start the repair cannot
 /// move (already at the level, or a degenerate rotation) adds nothing.
 pub fn repair_paths(
-    field: &CollisionField,
+    field: &dyn PoseField,
     problem: &FieldProblem,
     starts: &[Vec<f64>],
     steps: usize,
@@ -600,7 +600,14 @@ pub fn repair_paths(
     starts
         .par_iter()
         .flat_map_iter(|start| {
-            let fixed = fix::fix(field, problem.space, &distance, problem.limits, start, &options);
+            let fixed = fix::fix(
+                field,
+                problem.space,
+                &distance,
+                problem.limits,
+                start,
+                &options,
+            );
             let end = match fixed {
                 Ok(f) if f.distance > 0.0 => f.theta,
                 _ => return Vec::new(),
