@@ -165,6 +165,43 @@ impl PoseSpace {
         Some(out)
     }
 
+    /// The gradient with respect to θ of h(θ) = f([`Self::project`](θ)),
+    /// given `gradient` = ∇f at the projected point: the chain rule through
+    /// Gram–Schmidt, per joint with a, b the 6D columns,
+    /// e₁ = a/|a|, u = b − e₁(e₁·b), e₂ = u/|u|:
+    /// ḡ_u = (I − e₂e₂ᵀ) g_b / |u|, ḡ_b = ḡ_u − e₁(e₁·ḡ_u),
+    /// ḡ_a = (I − e₁e₁ᵀ)(g_a − (e₁·b) ḡ_u − (e₁·ḡ_u) b) / |a|.
+    /// On the rotations the stretch of either column has no gradient (no
+    /// rotation changes), and neither has the part of a's and b's shear
+    /// that Gram–Schmidt gives to b. A field trained on rotations only is
+    /// an extrapolation off them; a solver that follows its raw gradient
+    /// can reach its level by stretching a column while the rotation (the
+    /// pose the result is) stays below it. A degenerate joint's components
+    /// are returned as they are.
+    pub fn pull_back(&self, theta: &[f64], gradient: &[f64]) -> Vec<f64> {
+        let mut out = gradient.to_vec();
+        for (chunk, w) in theta
+            .chunks_exact(DIMS_PER_JOINT)
+            .zip(out.chunks_exact_mut(DIMS_PER_JOINT))
+        {
+            let a = Vec3::new(chunk[0], chunk[1], chunk[2]);
+            let b = Vec3::new(chunk[3], chunk[4], chunk[5]);
+            let (na, e1) = (a.norm(), a.normalize());
+            let u = b - e1 * e1.dot(&b);
+            let (nu, e2) = (u.norm(), u.normalize());
+            if !(na > 1e-12 && nu > 1e-12 && e1.iter().chain(e2.iter()).all(|c| c.is_finite())) {
+                continue;
+            }
+            let (ga, gb) = (Vec3::new(w[0], w[1], w[2]), Vec3::new(w[3], w[4], w[5]));
+            let gu = (gb - e2 * e2.dot(&gb)) / nu;
+            let gb = gu - e1 * e1.dot(&gu);
+            let ge1 = ga - gu * e1.dot(&b) - b * e1.dot(&gu);
+            let ga = (ge1 - e1 * e1.dot(&ge1)) / na;
+            w.copy_from_slice(&[ga.x, ga.y, ga.z, gb.x, gb.y, gb.z]);
+        }
+        out
+    }
+
     /// θ + δ clamped into the box [lower, upper] number by number, then
     /// moved onto the rotations ([`Self::project`]): one step of a path in
     /// the pose space that stays within the joint limits. `None` where a
@@ -366,6 +403,47 @@ mod tests {
         assert!(space.encode(&bad).is_err());
         assert!(space.decode(&theta[..12], &body.rest_pose()).is_err());
         assert!(PoseSpace::new(&body.skeleton, &["Tail"]).is_err());
+    }
+
+    /// The pulled-back gradient is that of h(θ) = w·P(θ) by central
+    /// differences, at a θ off the rotations (columns stretched and
+    /// skewed), and has nothing along the columns' stretch on them.
+    #[test]
+    fn pull_back_is_the_gradient_through_the_projection() {
+        use rand_distr::{Distribution, StandardNormal};
+        let mut rng = ChaCha8Rng::seed_from_u64(4);
+        let body = Body::makehuman().unwrap();
+        let space = PoseSpace::cmu_mb(&body.skeleton).unwrap();
+        let pose = crate::approx::poses::noisy(&body.rest_pose(), 1.0, &mut rng);
+        let on = space.encode(&pose).unwrap();
+        let mut normal = || -> f64 { StandardNormal.sample(&mut rng) };
+        let w: Vec<f64> = (0..space.dims()).map(|_| normal()).collect();
+        let theta: Vec<f64> = on.iter().map(|v| v * 1.3 + 0.2 * normal()).collect();
+        let h = |t: &[f64]| -> f64 {
+            let p = space.project(t).unwrap();
+            p.iter().zip(&w).map(|(a, b)| a * b).sum()
+        };
+        let analytic = space.pull_back(&theta, &w);
+        let step = 1e-6;
+        for i in 0..space.dims() {
+            let mut plus = theta.clone();
+            let mut minus = theta.clone();
+            plus[i] += step;
+            minus[i] -= step;
+            let numeric = (h(&plus) - h(&minus)) / (2.0 * step);
+            assert!(
+                (numeric - analytic[i]).abs() < 1e-6 * (1.0 + numeric.abs()),
+                "component {i}: {numeric} vs {}",
+                analytic[i]
+            );
+        }
+        // On the rotations: stretching a column changes no rotation.
+        let g = space.pull_back(&on, &w);
+        for (c, d) in on.chunks_exact(6).zip(g.chunks_exact(6)) {
+            let along_a = c[0] * d[0] + c[1] * d[1] + c[2] * d[2];
+            let along_b = c[3] * d[3] + c[4] * d[4] + c[5] * d[5];
+            assert!(along_a.abs() < 1e-12 && along_b.abs() < 1e-12);
+        }
     }
 
     #[test]
