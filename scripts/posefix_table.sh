@@ -56,14 +56,16 @@ PY
 direct "direct descent on the penetration depth, ≤ 80 steps (+ 80 unweighted, then both aiming for 1 cm)"
 direct "direct descent, ≤ 30 steps (the same retries)" --max-steps 30
 direct "direct descent, unweighted distance only, ≤ 80 steps (+ 80 aiming for 1 cm)" --unweighted
-row "projection, one shot" posefix
-for level in 0.02 0.05 0.1; do
-  row "projection, one shot" posefix --level "$level"
-done
-row "SLSQP, one shot" posefix --solver slsqp
-row "SLSQP, one shot" posefix --solver slsqp --level 0.05
-row "projection + exact check, ≤ 10 retries" posefix --retries 10
-row "projection, unweighted distance" posefix --unweighted
+if [ -d "$runs/posefix" ]; then
+  row "projection, one shot" posefix
+  for level in 0.02 0.05 0.1; do
+    row "projection, one shot" posefix --level "$level"
+  done
+  row "SLSQP, one shot" posefix --solver slsqp
+  row "SLSQP, one shot" posefix --solver slsqp --level 0.05
+  row "projection + exact check, ≤ 10 retries" posefix --retries 10
+  row "projection, unweighted distance" posefix --unweighted
+fi
 if [ -d "$runs/posefix_groups_30" ]; then
   row "projection, one shot" posefix_groups_30 --level 0.05
   row "SLSQP, one shot" posefix_groups_30 --solver slsqp --level 0.05
@@ -94,10 +96,10 @@ echo "| method | field | C_l (m) | SCC | PDR | MVD (m) | median ms | p95 ms | g<
 echo "|---|---|---|---|---|---|---|---|---|---|---|"
 field=posefix_groups_clearance_contacts_40
 if [ -d "$runs/$field" ]; then
-  for level in 0 0.01 0.02 0.03 0.035 0.04 0.05; do
+  for level in 0 0.01 0.02 0.025 0.03 0.035 0.04 0.05; do
     row "projection, one shot" "$field" --level "$level"
   done
-  for level in 0 0.02 0.035; do
+  for level in 0 0.02 0.025; do
     row "SLSQP, one shot" "$field" --solver slsqp --level "$level"
   done
   row "projection + exact check, ≤ 10 retries of +5 mm" "$field" --level 0.005 --retries 10 --retry-step 0.005
@@ -106,8 +108,19 @@ if [ -d "$runs/$field" ]; then
 fi
 field=posefix_groups_clearance_contacts_100
 if [ -d "$runs/$field" ]; then
-  for level in 0.03 0.035; do
+  for level in 0.025 0.03; do
     row "projection, one shot" "$field" --level "$level"
   done
+  row "projection + exact check, ≤ 10 retries of +5 mm" "$field" --level 0.005 --retries 10 --retry-step 0.005
+fi
+# Active learning along the repair's own way out (resumed from a copy of the
+# 40-epoch run):
+#   senc posefix train --config configs/experiments/posefix_groups_clearance_repair_paths.ron --epochs 60 --out runs/posefix_groups_clearance_repair_paths
+field=posefix_groups_clearance_repair_paths
+if [ -d "$runs/$field" ]; then
+  for level in 0.02 0.025 0.03; do
+    row "projection, one shot" "$field" --level "$level"
+  done
+  row "SLSQP, one shot" "$field" --solver slsqp --level 0.025
   row "projection + exact check, ≤ 10 retries of +5 mm" "$field" --level 0.005 --retries 10 --retry-step 0.005
 fi

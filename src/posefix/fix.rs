@@ -630,12 +630,8 @@ mod tests {
                 fixed.g
             );
             // The turn did the work: joint 0 is where it was.
-            for i in 0..6 {
-                assert!(
-                    (fixed.theta[i] - theta0[i]).abs() < 1e-6,
-                    "{solver:?}: {:?}",
-                    fixed.theta
-                );
+            for (a, b) in fixed.theta[..6].iter().zip(&theta0[..6]) {
+                assert!((a - b).abs() < 1e-6, "{solver:?}: {:?}", fixed.theta);
             }
             // On the raw gradient the solvers stretch instead.
             let (lower, upper) = limits.bounds();
