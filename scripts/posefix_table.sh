@@ -70,6 +70,13 @@ if [ -d "$runs/posefix_groups_30" ]; then
   row "projection, one shot" posefix_groups_30 --level 0.05
   row "SLSQP, one shot" posefix_groups_30 --solver slsqp --level 0.05
 fi
+if [ -d "$runs/posefix_30" ]; then
+  for level in 0.05 0.1; do
+    row "projection, one shot" posefix_30 --level "$level"
+  done
+  row "SLSQP, one shot" posefix_30 --solver slsqp
+  row "SLSQP, one shot" posefix_30 --solver slsqp --level 0.05
+fi
 for field in posefix_30 posefix_groups_30 posefix_groups4_contacts_30 posefix_contacts_30 posefix_gradient_norm_30 posefix_no_gradient_term_30 posefix_classifier_30; do
   if [ -d "$runs/$field" ]; then
     row "projection, one shot" "$field"

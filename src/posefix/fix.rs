@@ -21,6 +21,9 @@
 //! (θ = θ₀ + Σₖ λₖ W⁻¹∇gₖ, the multipliers λ ≥ 0 from the active set), and
 //! SLSQP gets them as separate constraints.
 //!
+//! Both solvers see the field on the rotations, g(P(θ)) with its gradient
+//! pulled back through the projection P (`OnRotations`): a field trained
+//! on rotations says nothing reliable about stretched 6D vectors.
 //! The result is projected onto the rotations and its g evaluated there;
 //! [`fix_verified`] checks it with the exact label and retries at a higher
 //! C_l while it still collides.
