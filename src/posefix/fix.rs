@@ -172,13 +172,12 @@ pub fn fix(
 
 /// The field as the solvers see it: g(P(θ)) with P the projection onto
 /// the rotations ([`PoseSpace::project`]), its gradient the field's at
-/// P(θ) pulled back through P ([`PoseSpace::pull_back`]). The field was trained on 6D vectors of
-/// rotations only; off them its value is an extrapolation, and a solver
-/// that follows the raw gradient can meet g ≥ C_l with a θ whose rotation
-/// (what the pose is, and what the result is judged by) is still below
-/// the level. (Seen on the benchmark: every pose the one-shot projection
-/// left colliding had converged off the rotations with the legs' field at
-/// 0–2 cm on the pose, against a level of 3 cm.)
+/// P(θ) pulled back through P ([`PoseSpace::pull_back`]). The field was
+/// trained on 6D vectors of rotations only; off them its value is an
+/// extrapolation, and a solver that follows the raw gradient can meet
+/// g ≥ C_l with a θ whose rotation (what the pose is, and what the result
+/// is judged by) is still below the level (docs/RESULTS.md, "Pose
+/// repair").
 struct OnRotations<'a> {
     field: &'a dyn PoseField,
     space: &'a PoseSpace,
