@@ -606,7 +606,8 @@ fn repair_paths_run_through_the_one_shot_repair() {
 fn a_motion_repair_leaves_free_frames_alone() {
     use senc::posefix::direct::{DirectOptions, DirectRepair};
     use senc::posefix::fix::{FixOptions, PoseDistance};
-    use senc::posefix::sequence::{Smoothing, fix_motion, fix_motion_direct};
+    use senc::posefix::sequence::{Smoothing, fix_motion, fix_motion_direct, fix_motion_smoothest};
+    use senc::posefix::smooth_corrections::CorrectionOptions;
     let body = Body::makehuman().unwrap();
     let space = PoseSpace::cmu_mb(&body.skeleton).unwrap();
     let limits = JointLimits::shipped(&body, &space, 0.1).unwrap();
@@ -632,6 +633,26 @@ fn a_motion_repair_leaves_free_frames_alone() {
         &FixOptions::default(),
         2.0,
         &smoothing,
+        0,
+        0.005,
+        &none,
+    )
+    .unwrap();
+    for (f, input) in fixed.iter().zip(free) {
+        assert!(!f.collided && !f.collides && f.work == 0);
+        assert!(f.pose == *input, "a free frame moved");
+    }
+    // The same with the corrections solved together.
+    let fixed = fix_motion_smoothest(
+        &CollidingEverywhere(space.dims()),
+        &space,
+        &distance,
+        &limits,
+        &label,
+        free,
+        &FixOptions::default(),
+        2.0,
+        &CorrectionOptions::default(),
         0,
         0.005,
         &none,

@@ -18,7 +18,10 @@ use senc::posefix::field::PoseField;
 use senc::posefix::fix::{FixOptions, PoseDistance, Solver, fix_verified};
 use senc::posefix::groups::load_field;
 use senc::posefix::label::{Label, SelfCollisionLabel};
-use senc::posefix::sequence::{Smoothing, fix_motion, fix_motion_direct, motion_measures};
+use senc::posefix::sequence::{
+    Smoothing, fix_motion, fix_motion_direct, fix_motion_smoothest, motion_measures,
+};
+use senc::posefix::smooth_corrections::CorrectionOptions;
 use senc::posefix::space::{JointLimits, PoseSpace};
 use senc::posefix::train::{
     EpochRecord, FieldProblem, FieldTrainingObserver, field_quality, label_base, train_field,
@@ -184,8 +187,9 @@ struct FixArgs {
     /// carries over (0: frames fixed independently).
     #[arg(long, default_value_t = 2.0)]
     temporal: f64,
-    /// σ (frames) of the Gaussian that smooths the corrections over time
-    /// between passes (0: no smoothing, frames repaired once in time order).
+    /// σ (frames) of the Gaussian that filters the corrections over time
+    /// between passes, with --span 0 or the direct repair (0: no
+    /// filtering, frames repaired once in time order).
     #[arg(long, default_value_t = 1.0)]
     smooth: f64,
     /// Smoothing passes, each followed by a repair of the frames the
@@ -196,6 +200,13 @@ struct FixArgs {
     /// corrections smoothed where the exact label finds that pose free).
     #[arg(long, default_value_t = 3)]
     relax: usize,
+    /// With a field: the corrections of all frames solved together, the
+    /// smoothest that keep every colliding frame on the free side, fading
+    /// over about this many frames on either side of it. 0: frame by
+    /// frame, then the corrections filtered over time (--smooth, --passes,
+    /// --relax; the direct repair always does this).
+    #[arg(long, default_value_t = 3.0)]
+    span: f64,
     /// Output directory: fixed.bvh (+ fixed.ron), before_/after_NNNNN.ply.
     #[arg(long)]
     out: PathBuf,
@@ -722,6 +733,9 @@ fn fix(args: FixArgs) -> senc::Result<()> {
     if !(args.temporal.is_finite() && args.temporal >= 0.0) {
         return Err(senc::Error::invalid("--temporal must be ≥ 0"));
     }
+    if !(args.span.is_finite() && args.span >= 0.0) {
+        return Err(senc::Error::invalid("--span must be ≥ 0 frames"));
+    }
     if !(args.smooth.is_finite() && args.smooth >= 0.0) {
         return Err(senc::Error::invalid("--smooth must be ≥ 0"));
     }
@@ -741,6 +755,23 @@ fn fix(args: FixArgs) -> senc::Result<()> {
         progress.set_position(done as u64);
     };
     let fixed = match &repair.field {
+        Some(field) if args.span > 0.0 => fix_motion_smoothest(
+            field.as_ref(),
+            &setup.space,
+            &repair.distance,
+            &repair.limits,
+            &label,
+            &motion.frames,
+            &repair.options,
+            args.temporal,
+            &CorrectionOptions {
+                span: args.span,
+                ..Default::default()
+            },
+            repair.retries,
+            repair.step,
+            &report,
+        )?,
         Some(field) => fix_motion(
             field.as_ref(),
             &setup.space,

@@ -178,12 +178,17 @@ pub fn fix(
 /// g ≥ C_l with a θ whose rotation (what the pose is, and what the result
 /// is judged by) is still below the level (docs/RESULTS.md, "Pose
 /// repair").
-struct OnRotations<'a> {
+pub struct OnRotations<'a> {
     field: &'a dyn PoseField,
     space: &'a PoseSpace,
 }
 
-impl OnRotations<'_> {
+impl<'a> OnRotations<'a> {
+    /// `field` as seen on the rotations of `space`.
+    pub fn new(field: &'a dyn PoseField, space: &'a PoseSpace) -> OnRotations<'a> {
+        OnRotations { field, space }
+    }
+
     fn on(&self, theta: &[f64]) -> Vec<f64> {
         self.space.project(theta).unwrap_or_else(|| theta.to_vec())
     }

@@ -16,5 +16,6 @@ pub mod groups;
 pub mod label;
 pub mod samples;
 pub mod sequence;
+pub mod smooth_corrections;
 pub mod space;
 pub mod train;

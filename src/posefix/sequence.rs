@@ -21,8 +21,9 @@ use rayon::prelude::*;
 
 use super::direct::{DirectOptions, DirectRepair};
 use super::field::PoseField;
-use super::fix::{FixOptions, PoseDistance, fix_verified};
+use super::fix::{FixOptions, OnRotations, PoseDistance, fix_verified};
 use super::label::SelfCollisionLabel;
+use super::smooth_corrections::{CorrectionOptions, smoothest_corrections};
 use super::space::{JointLimits, PoseSpace};
 use crate::Result;
 use crate::body::{Pose, Skeleton};
@@ -88,6 +89,136 @@ pub fn fix_motion(
         Ok((verified.fixed.theta, pose, free, verified.fixed.evaluations))
     };
     repair_motion(space, label, frames, temporal, smoothing, progress, &repair)
+}
+
+/// Fixes every frame of `frames` against `field` with the corrections of
+/// all frames chosen together ([`smoothest_corrections`]): first frame by
+/// frame from the carried centre as [`fix_motion`] does (the start of the
+/// iteration), then the smoothest corrections that keep every colliding
+/// input frame at g ≥ C_l. Every frame the result moves is labelled
+/// exactly; a colliding one gets (or raises by `step`, at most `retries`
+/// times) its own level and the corrections are solved again. A frame
+/// still colliding after that is repaired on its own from where it is
+/// ([`fix_verified`]), so the repair has the last word.
+#[allow(clippy::too_many_arguments)]
+pub fn fix_motion_smoothest(
+    field: &dyn PoseField,
+    space: &PoseSpace,
+    distance: &PoseDistance,
+    limits: &JointLimits,
+    label: &SelfCollisionLabel,
+    frames: &[Pose],
+    options: &FixOptions,
+    temporal: f64,
+    corrections: &CorrectionOptions,
+    retries: usize,
+    step: f64,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<Vec<FrameFix>> {
+    let repair = |start: &[f64], frame: &Pose| {
+        let (verified, pose) = fix_verified(
+            field, space, distance, limits, label, start, frame, options, retries, step,
+        )?;
+        let free = match verified.free {
+            Some(free) => free,
+            None => !label.label(&pose, true)?.collides(),
+        };
+        Ok((verified.fixed.theta, pose, free, verified.fixed.evaluations))
+    };
+    let first = repair_motion(
+        space,
+        label,
+        frames,
+        temporal,
+        &Smoothing {
+            sigma: 0.0,
+            passes: 0,
+            relax: 0,
+        },
+        progress,
+        &repair,
+    )?;
+    let theta0: Vec<Vec<f64>> = frames
+        .iter()
+        .map(|f| space.encode(f))
+        .collect::<Result<_>>()?;
+    let start: Vec<Vec<f64>> = first
+        .iter()
+        .map(|f| space.encode(&f.pose))
+        .collect::<Result<_>>()?;
+    let mut levels: Vec<Option<f64>> = first
+        .iter()
+        .map(|f| f.collided.then_some(options.level))
+        .collect();
+    let mut raised = vec![0usize; frames.len()];
+    let on_rotations = OnRotations::new(field, space);
+    let (lower, upper) = limits.bounds();
+    let mut theta = start;
+    let mut work: Vec<usize> = first.iter().map(|f| f.work).collect();
+    let mut collides = vec![false; frames.len()];
+    loop {
+        let solved = smoothest_corrections(
+            &on_rotations,
+            space,
+            &distance.weights,
+            &lower,
+            &upper,
+            &theta0,
+            &theta,
+            &levels,
+            corrections,
+        )?;
+        for (w, e) in work.iter_mut().zip(&solved.evaluations) {
+            *w += e;
+        }
+        theta = solved.theta;
+        // A frame left at its input has its input's label.
+        collides = frames
+            .par_iter()
+            .zip(&theta)
+            .zip(&theta0)
+            .zip(&first)
+            .map(|(((frame, t), t0), f)| {
+                if t == t0 {
+                    return Ok(f.collided);
+                }
+                Ok(label.label(&space.decode(t, frame)?, true)?.collides())
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let mut again = false;
+        for t in 0..frames.len() {
+            if collides[t] && raised[t] < retries {
+                raised[t] += 1;
+                levels[t] = Some(levels[t].map_or(options.level, |l| l + step));
+                again = true;
+            }
+        }
+        if !again {
+            break;
+        }
+    }
+    frames
+        .par_iter()
+        .enumerate()
+        .map(|(t, frame)| {
+            let collided = first[t].collided;
+            if !collides[t] {
+                return Ok(FrameFix {
+                    pose: start_pose(space, &theta[t], frame)?,
+                    collided,
+                    collides: false,
+                    work: work[t],
+                });
+            }
+            let (_, pose, free, extra) = repair(&theta[t], frame)?;
+            Ok(FrameFix {
+                pose,
+                collided,
+                collides: !free,
+                work: work[t] + extra,
+            })
+        })
+        .collect()
 }
 
 /// Fixes every frame of `frames` by the direct descent ([`DirectRepair`],
