@@ -17,7 +17,11 @@
 //! rotations and Cₜ the frame's level. Sequential QP: the constraints are
 //! linearised at the iterate, the QP solved exactly, every frame moved to
 //! the rotation of θ₀ₜ + δₜ (clamped into the joint limits), and again
-//! until every constraint holds on the rotations. A frame-by-frame repair
+//! until every constraint holds on the rotations. A frame farther than 3
+//! spans from every constrained frame is held at its input (a stiff
+//! diagonal in L), so a repair changes nothing beyond the fade of its
+//! collisions (the tail of e^(−k/s) would otherwise reach every frame of
+//! a clip). A frame-by-frame repair
 //! followed by a filter over time cannot do this: smoothing a correction
 //! lowers it where it was needed, and re-repairing puts the kink back.
 //!
@@ -130,10 +134,10 @@ pub fn smoothest_corrections(
     }
     // The corrections live within 3 spans of the frames that need them.
     let reach = (3.0 * options.span).ceil() as usize;
-    let fixed: Vec<bool> = (0..frames)
+    let held: Vec<bool> = (0..frames)
         .map(|t| !constrained.iter().any(|&c| c.abs_diff(t) <= reach))
         .collect();
-    let band = SmoothnessMatrix::new(frames, options.span.powi(-4), &fixed);
+    let band = SmoothnessMatrix::new(frames, options.span.powi(-4), &held);
     let count = field.constraint_count();
     // Rows once taken stay in the working set (frame, constraint): a
     // constraint met with room at one iterate may be the one that binds at
@@ -142,7 +146,8 @@ pub fn smoothest_corrections(
     let mut worst = f64::INFINITY;
     let mut converged = false;
     for iteration in 0..options.max_iterations.max(1) {
-        let linearised: Vec<(usize, Vec<(f64, Vec<f64>)>)> = constrained
+        // Per constrained frame, every constraint's g_k and ∇g_k.
+        let linearised: Vec<_> = constrained
             .par_iter()
             .map(|&t| (t, field.constraints(&theta[t])))
             .collect();
@@ -316,7 +321,8 @@ pub struct SmoothnessMatrix {
 }
 
 impl SmoothnessMatrix {
-    /// L for `frames` frames and closeness `epsilon` > 0, factored.
+    /// L for `frames` frames and closeness `epsilon` > 0, with the frames
+    /// marked `held` tied to a zero correction, factored.
     pub fn new(frames: usize, epsilon: f64, held: &[bool]) -> SmoothnessMatrix {
         // The bands of L: the diagonal, first and second off-diagonals.
         let band = |i: usize, j: usize| {
