@@ -7,8 +7,11 @@
 //! minimiser of d(θ, θ₀ₜ) + λ d(θ − θ₀ₜ, θ*ₜ₋₁ − θ₀ₜ₋₁) is the same as
 //! that of d(θ, c_t)); a correction fades out over a few frames after a
 //! collision instead of snapping back, and the centre is already close to
-//! the previous frame's answer. Then the corrections are smoothed over
-//! time and the frames repaired again ([`Smoothing`], `repair_motion`).
+//! the previous frame's answer. Then, with a field, the corrections of
+//! all frames are solved together for the smoothest that keeps every
+//! colliding frame free ([`fix_motion_smoothest`],
+//! [`super::smooth_corrections`]); otherwise they are filtered over time
+//! and the frames repaired again ([`Smoothing`], `repair_motion`).
 //! Frames far from any collision keep their pose bit for bit.
 //!
 //! Measures of a motion ([`motion_measures`]):
