@@ -64,7 +64,7 @@ pub(crate) fn joint_name(j: usize, num_joints: usize) -> String {
 }
 
 /// SMPL pose-corrective blend shapes: the rest mesh moves by
-/// Σ_k posedirs[:, k] · (R_j − I)_flat[k] over non-root joints j, before skinning.
+/// Σ_k posedirs\[:, k\] · (R_j − I)_flat\[k\] over non-root joints j, before skinning.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PoseCorrectives {
     /// Row-major V×3×P with P = 9 (J − 1).

@@ -59,7 +59,7 @@ const REBUILD_COST_RATIO: f64 = 1.5;
 
 /// The broad-phase tree of one mesh, kept between evaluations and refitted
 /// to the new positions (cheap for the small motion between frames), rebuilt
-/// when refitting has loosened it by [`REBUILD_COST_RATIO`] or the face
+/// when refitting has loosened it by `REBUILD_COST_RATIO` or the face
 /// count changed. The result never depends on the tree, only the time does.
 /// Evaluations on several threads at once share it by `try_lock`: one that
 /// finds it busy builds a tree of its own. Cloning gives an empty cache.

@@ -58,7 +58,7 @@ pub struct PlyExtras {
     pub vertex_scalars: BTreeMap<String, Vec<f64>>,
     /// Named scalar fields, one value per triangle.
     pub face_scalars: BTreeMap<String, Vec<f64>>,
-    /// Coordinate type on write (ignored on read, see [`PlyMesh::precision`]).
+    /// Coordinate type on write (ignored on read, see [`Precision`]).
     pub position_precision: Precision,
 }
 

@@ -69,7 +69,7 @@ pub fn nearest_body_vertices(cloth: &[Vec3], body: &[Vec3], radius: f64) -> Vec<
 
 /// SENC self-collision edges: for every vertex its `k` nearest vertices with
 /// `min_distance < d < radius` (ties by index), made undirected and minus the
-/// mesh edges (`mesh_edges` sorted, as from [`mesh_edges`]). Returns unique
+/// mesh edges (`mesh_edges` sorted, as from `mesh_edges`). Returns unique
 /// sorted pairs `[a, b]`, a < b.
 pub fn self_collision_edges(
     positions: &[Vec3],

@@ -41,9 +41,9 @@ pub struct EdgeTensors {
     pub kind: EdgeKind,
     /// Normalised features, [E, F].
     pub features: Tensor<2>,
-    /// Sender node per edge, [E].
+    /// Sender node per edge, \[E\].
     pub senders: Tensor<1, Int>,
-    /// Receiver node per edge, [E].
+    /// Receiver node per edge, \[E\].
     pub receivers: Tensor<1, Int>,
 }
 

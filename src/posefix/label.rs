@@ -1,5 +1,5 @@
 //! The exact self-collision label of a posed body: which faces of parts
-//! that may not touch pass through each other ([`part_collisions`] over
+//! that may not touch pass through each other ([`crate::collide::part_collisions`] over
 //! [`BodyParts`]), and which part pairs those are.
 
 use crate::body::{Body, BodyParts, PartMap, Pose};

@@ -165,7 +165,7 @@ impl PoseSpace {
         Some(out)
     }
 
-    /// The gradient with respect to θ of h(θ) = f([`Self::project`](θ)),
+    /// The gradient with respect to θ of h(θ) = f(P(θ)), P = [`Self::project`],
     /// given `gradient` = ∇f at the projected point: the chain rule through
     /// Gram–Schmidt, per joint with a, b the 6D columns,
     /// e₁ = a/|a|, u = b − e₁(e₁·b), e₂ = u/|u|:

@@ -338,7 +338,7 @@ impl Bvh {
     /// the pairs inside a subtree whose leaf-order range (of
     /// [`Bvh::order`]) `settled` accepts: the caller knows they hold nothing
     /// of interest. With more than one rayon thread, the descent is first
-    /// cut into tasks of about [`PARALLEL_GRAIN`] boxes, each folded into its
+    /// cut into tasks of about `PARALLEL_GRAIN` boxes, each folded into its
     /// own `identity()` and the results merged with `reduce`.
     pub fn fold_self_overlaps<S, A, I, V, R>(
         &self,

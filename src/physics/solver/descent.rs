@@ -64,7 +64,7 @@ pub struct Problem<'a> {
 /// A face whose area fell below this fraction of its rest area no longer
 /// limits the step. Without this, one triangle crushed between two body
 /// contacts (the T-shirt's armpit, where the body mesh intersects itself)
-/// shrinks by the factor [`KEPT_AREA_FRACTION`] per iteration forever and
+/// shrinks by the factor `KEPT_AREA_FRACTION` per iteration forever and
 /// holds every other vertex still with it: the whole step stalls.
 pub const CRUSHED_AREA_FRACTION: f64 = 1e-3;
 

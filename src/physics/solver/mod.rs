@@ -42,7 +42,7 @@
 //! minimisers and what they share are [`newton`], [`lbfgs`], [`descent`]
 //! (line search, step limit, the problem's free vertices) and [`bundle`]
 //! (the min-norm element of a gradient bundle); the runners on top are
-//! [`reference`] (a garment through a motion) and [`drape`] (the static
+//! [`reference`](mod@reference) (a garment through a motion) and [`drape`] (the static
 //! drape of a pose). The energies they minimise live one level up, in
 //! [`crate::physics`], and know nothing of the solver.
 

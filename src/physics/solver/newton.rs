@@ -1,5 +1,5 @@
 //! Projected Newton: each iteration solves H·d = −∇E with the sum of the
-//! terms' PSD element Hessians ([`Hessian`](crate::physics::Hessian)) by a sparse Cholesky
+//! terms' PSD element Hessians ([`crate::physics::Hessian`]) by a sparse Cholesky
 //! factorisation, then backtracks along d.
 //!
 //! Why Newton for cloth: the membrane is ~10⁶ times stiffer than the inertia
@@ -37,7 +37,7 @@
 //! (`solver.self_collision_knee`, [`crate::collide::penalty`]) and gives
 //! Newton its Gauss–Newton curvature, one rank-one term (w/k)·∇a_i·∇a_iᵀ
 //! per shallow region, solved with H by the Woodbury identity
-//! ([`NewtonSystem`]): the penalty's stiffness is then in the model and the
+//! (`NewtonSystem`): the penalty's stiffness is then in the model and the
 //! steps stop overshooting into the layers.
 //!
 //! **Jumps.** The analysed volume is not even continuous everywhere: a
