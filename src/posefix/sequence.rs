@@ -185,7 +185,7 @@ pub fn fix_motion_smoothest(
                 if t == t0 {
                     return Ok(f.collided);
                 }
-                Ok(label.label(&space.decode(t, frame)?, true)?.collides())
+                Ok(label.label(&start_pose(space, t, frame)?, true)?.collides())
             })
             .collect::<Result<Vec<_>>>()?;
         let mut again = false;
