@@ -359,7 +359,8 @@ fn a_field_regressed_on_clearances_learns_them() {
 /// The direct repair needs no field: `eval --direct` frees the first
 /// benchmark poses with the exact label and moves the body little;
 /// `fix --direct` leaves no colliding frame in a colliding stretch of
-/// 01_03; `--direct` with `--field` is refused.
+/// 01_03; `--direct` with `--field` is refused, and so is a negative
+/// `--span`.
 #[test]
 fn direct_repair_frees_benchmark_poses_and_motions() {
     let dir = tempfile::tempdir().unwrap();
@@ -408,6 +409,23 @@ fn direct_repair_frees_benchmark_poses_and_motions() {
         d.to_str().unwrap(),
     ]);
     assert!(!both.status.success());
+
+    let negative = senc(&[
+        "posefix",
+        "fix",
+        "--direct",
+        "--motion",
+        "01_03",
+        "--frames",
+        "378:380",
+        "--span=-1",
+        "--out",
+        d.join("never").to_str().unwrap(),
+    ]);
+    assert!(!negative.status.success());
+    let err = String::from_utf8_lossy(&negative.stderr);
+    assert!(err.contains("--span"), "{err}");
+    assert!(!d.join("never").exists());
 }
 
 /// A field per group of part pairs: `train` with `groups` writes one field
