@@ -18,10 +18,11 @@
 //! linearised at the iterate, the QP solved exactly, every frame moved to
 //! the rotation of θ₀ₜ + δₜ (clamped into the joint limits), and again
 //! until every constraint holds on the rotations. A frame farther than 6
-//! spans from every constrained frame is held at its input (a stiff
-//! diagonal in L; the fade is down to (1 + 6)e⁻⁶ ≈ 2 % of its peak there),
-//! so a repair changes nothing beyond the fade of its collisions (the
-//! tail would otherwise reach every frame of a clip). A frame-by-frame repair
+//! spans from every constrained frame is held at its input (the fade is
+//! down to (1 + 6)e⁻⁶ ≈ 2 % of its peak there), so a repair changes
+//! nothing beyond the fade of its collisions (the tail would otherwise
+//! reach every frame of a clip); each run of frames between held ones is
+//! a QP of its own, with L restricted to it, solved in parallel. A frame-by-frame repair
 //! followed by a filter over time cannot do this: smoothing a correction
 //! lowers it where it was needed, and re-repairing puts the kink back.
 //!
@@ -139,7 +140,20 @@ pub fn smoothest_corrections(
     let held: Vec<bool> = (0..frames)
         .map(|t| !constrained.iter().any(|&c| c.abs_diff(t) <= reach))
         .collect();
-    let band = SmoothnessMatrix::new(frames, options.span.powi(-4), &held);
+    // Each run of frames between held ones is its own QP, with L
+    // restricted to it (the held frames' corrections are exactly 0).
+    let mut segments: Vec<std::ops::Range<usize>> = Vec::new();
+    for t in (0..frames).filter(|&t| !held[t]) {
+        match segments.last_mut() {
+            Some(last) if last.end == t => last.end = t + 1,
+            _ => segments.push(t..t + 1),
+        }
+    }
+    let epsilon = options.span.powi(-4);
+    let bands: Vec<SmoothnessMatrix> = segments
+        .iter()
+        .map(|r| SmoothnessMatrix::new(frames, epsilon, r.clone()))
+        .collect();
     let count = field.constraint_count();
     // Rows once taken stay in the working set (frame, constraint): a
     // constraint met with room at one iterate may be the one that binds at
@@ -179,7 +193,20 @@ pub fn smoothest_corrections(
                 }
             }
         }
-        let delta = solve_qp(&band, weights, frames, &rows)?;
+        let mut delta = vec![vec![0.0; n]; frames];
+        let solved = segments
+            .par_iter()
+            .zip(&bands)
+            .map(|(range, band)| {
+                let inside: Vec<&Row> = rows.iter().filter(|r| range.contains(&r.frame)).collect();
+                solve_qp(band, weights, range.start, &inside)
+            })
+            .collect::<Result<Vec<_>>>()?;
+        for (range, part) in segments.iter().zip(solved) {
+            for (d, p) in delta[range.clone()].iter_mut().zip(part) {
+                *d = p;
+            }
+        }
         let mut change = 0.0f64;
         for t in 0..frames {
             let next = if delta[t].iter().all(|d| d.abs() <= NEGLIGIBLE_CORRECTION) {
@@ -233,21 +260,26 @@ struct Row {
     b: f64,
 }
 
-/// The corrections δₜ (T × n) of the QP with the given rows.
+/// The corrections δₜ of the frames of one segment (`band` its L, `first`
+/// its first frame) for the QP with the given rows (all in the segment).
 fn solve_qp(
     band: &SmoothnessMatrix,
     weights: &[f64],
-    frames: usize,
-    rows: &[Row],
+    first: usize,
+    rows: &[&Row],
 ) -> Result<Vec<Vec<f64>>> {
     let n = weights.len();
     let m = rows.len();
+    let frames = band.len();
+    if m == 0 {
+        return Ok(vec![vec![0.0; n]; frames]);
+    }
     // Columns of L⁻¹ at the frames that have rows.
     let mut columns: std::collections::BTreeMap<usize, Vec<f64>> = Default::default();
     for row in rows {
         columns
             .entry(row.frame)
-            .or_insert_with(|| band.solve(&unit(frames, row.frame)));
+            .or_insert_with(|| band.solve(&unit(frames, row.frame - first)));
     }
     let scaled: Vec<Vec<f64>> = rows
         .iter()
@@ -257,7 +289,7 @@ fn solve_qp(
     for r in 0..m {
         for s in r..m {
             let gram: f64 = rows[r].a.iter().zip(&scaled[s]).map(|(a, b)| a * b).sum();
-            let value = columns[&rows[s].frame][rows[r].frame] * gram;
+            let value = columns[&rows[s].frame][rows[r].frame - first] * gram;
             matrix[r * m + s] = value;
             matrix[s * m + r] = value;
         }
@@ -285,9 +317,6 @@ fn unit(len: usize, at: usize) -> Vec<f64> {
     v[at] = 1.0;
     v
 }
-
-/// The diagonal added to L at a frame whose correction is held at 0.
-const HELD: f64 = 1e12;
 
 /// Lᵢⱼ of L = D₂ᵀD₂ + 2√ε D₁ᵀD₁ + ε I over `frames` frames (D₂ the
 /// (T−2) × T second difference, D₁ the (T−1) × T first difference).
@@ -320,7 +349,7 @@ fn dense_entry(frames: usize, epsilon: f64, i: usize, j: usize) -> f64 {
 /// lower triangular of bandwidth 2. The first-difference term at 2√ε
 /// damps L⁻¹ critically: a correction fades as (1 + |k|/s) e^(−|k|/s)
 /// over k frames, s = ε^(−1/4) (exactly so on an unbounded clip; the
-/// clip's ends and held frames bend it), without the sign changes of
+/// clip's ends and the held frames bend it), without the sign changes of
 /// D₂ᵀD₂ + ε alone (which would move frames that need nothing the other
 /// way).
 #[derive(Clone, Debug)]
@@ -330,15 +359,17 @@ pub struct SmoothnessMatrix {
 }
 
 impl SmoothnessMatrix {
-    /// L for `frames` frames and closeness `epsilon` > 0, with the frames
-    /// marked `held` tied to a zero correction, factored.
-    pub fn new(frames: usize, epsilon: f64, held: &[bool]) -> SmoothnessMatrix {
+    /// L of a clip of `frames` frames with closeness `epsilon` > 0,
+    /// restricted to the frames of `range` (the corrections outside it
+    /// held at 0: the rows of D₂ and D₁ that reach outside still count),
+    /// factored.
+    pub fn new(frames: usize, epsilon: f64, range: std::ops::Range<usize>) -> SmoothnessMatrix {
         // The bands of L: the diagonal, first and second off-diagonals.
-        let band = |i: usize, j: usize| {
-            dense_entry(frames, epsilon, i, j) + if i == j && held[i] { HELD } else { 0.0 }
-        };
-        let mut factor = vec![[0.0; 3]; frames];
-        for j in 0..frames {
+        let start = range.start;
+        let band = |i: usize, j: usize| dense_entry(frames, epsilon, start + i, start + j);
+        let size = range.len();
+        let mut factor = vec![[0.0; 3]; size];
+        for j in 0..size {
             // R[j][j−2], R[j][j−1] from rows above, then the diagonal.
             let r2 = if j >= 2 {
                 band(j, j - 2) / factor[j - 2][2]
@@ -355,6 +386,16 @@ impl SmoothnessMatrix {
             factor[j] = [r2, r1, diagonal];
         }
         SmoothnessMatrix { factor }
+    }
+
+    /// The number of frames L is over.
+    pub fn len(&self) -> usize {
+        self.factor.len()
+    }
+
+    /// Whether L is over no frame.
+    pub fn is_empty(&self) -> bool {
+        self.factor.is_empty()
     }
 
     /// x with L x = y.
@@ -500,25 +541,21 @@ mod tests {
                 + d1.transpose() * &d1 * (2.0 * epsilon.sqrt())
                 + nalgebra::DMatrix::<f64>::identity(frames, frames) * epsilon;
             let y: Vec<f64> = (0..frames).map(|i| ((i * 5) as f64 * 0.37).sin()).collect();
-            let x = SmoothnessMatrix::new(frames, epsilon, &vec![false; frames]).solve(&y);
+            let x = SmoothnessMatrix::new(frames, epsilon, 0..frames).solve(&y);
             let back = &dense * nalgebra::DVector::from_column_slice(&x);
             for (a, b) in back.iter().zip(&y) {
                 assert!((a - b).abs() < 1e-9, "{frames} frames: {a} vs {b}");
             }
-            // Held frames: L plus the stiff diagonal there, and x ≈ 0 there.
-            let held: Vec<bool> = (0..frames).map(|i| i % 3 == 1).collect();
-            let x = SmoothnessMatrix::new(frames, epsilon, &held).solve(&y);
-            let mut stiff = dense.clone();
-            for i in (0..frames).filter(|&i| held[i]) {
-                stiff[(i, i)] += HELD;
-                assert!(x[i].abs() < 1e-9, "held frame {i}: {}", x[i]);
-            }
-            let back = &stiff * nalgebra::DVector::from_column_slice(&x);
-            for (a, b) in back.iter().zip(&y) {
-                assert!(
-                    (a - b).abs() < 1e-6 * (1.0 + b.abs()),
-                    "{frames} frames: {a} vs {b}"
-                );
+            // A segment: the principal submatrix of L over its frames.
+            if frames >= 3 {
+                let range = 1..frames - 1;
+                let x =
+                    SmoothnessMatrix::new(frames, epsilon, range.clone()).solve(&y[range.clone()]);
+                let sub = dense.view((1, 1), (frames - 2, frames - 2)).clone_owned();
+                let back = sub * nalgebra::DVector::from_column_slice(&x);
+                for (a, b) in back.iter().zip(&y[range]) {
+                    assert!((a - b).abs() < 1e-9, "{frames} frames, segment: {a} vs {b}");
+                }
             }
         }
     }
