@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use nalgebra::{Matrix4, UnitQuaternion, Vector4};
+use nalgebra::UnitQuaternion;
 use npyz::npz::NpzWriter;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -10,7 +10,7 @@ use senc::Vec3;
 use senc::body::{Body, Pose, makehuman_rig_default_heads, skin};
 
 mod npz_support;
-use npz_support::put;
+use npz_support::{put, regressor_row};
 
 fn random_pose(body: &Body, rng: &mut ChaCha8Rng, max_angle: f64) -> Pose {
     let mut pose = body.rest_pose();
@@ -118,49 +118,6 @@ fn skinning_with_one_rigid_transform_is_rigid() {
         let rest = (body.skeleton.rest_positions[j] - body.skeleton.rest_positions[p]).norm();
         assert!(((posed[j] - posed[p]).norm() - rest).abs() < 1e-12);
     }
-}
-
-/// Regressor row that reproduces `target` exactly as an affine combination
-/// of four mesh vertices near it.
-fn regressor_row(positions: &[Vec3], target: Vec3) -> Vec<(usize, f64)> {
-    let mut by_distance: Vec<usize> = (0..positions.len()).collect();
-    by_distance.sort_by(|&a, &b| {
-        (positions[a] - target)
-            .norm()
-            .total_cmp(&(positions[b] - target).norm())
-    });
-    let first = by_distance[0];
-    // Greedily pick vertices that keep the four affinely independent.
-    let mut chosen = vec![first];
-    for &v in &by_distance[1..] {
-        let mut candidate = chosen.clone();
-        candidate.push(v);
-        let edges: Vec<Vec3> = candidate[1..]
-            .iter()
-            .map(|&c| positions[c] - positions[first])
-            .collect();
-        let independent = match edges.len() {
-            1 => edges[0].norm() > 1e-3,
-            2 => edges[0].cross(&edges[1]).norm() > 1e-5,
-            _ => edges[0].cross(&edges[1]).dot(&edges[2]).abs() > 1e-7,
-        };
-        if independent {
-            chosen = candidate;
-        }
-        if chosen.len() == 4 {
-            break;
-        }
-    }
-    let mut a = Matrix4::zeros();
-    for (k, &v) in chosen.iter().enumerate() {
-        let p = positions[v];
-        a.set_column(k, &Vector4::new(p.x, p.y, p.z, 1.0));
-    }
-    let w = a
-        .lu()
-        .solve(&Vector4::new(target.x, target.y, target.z, 1.0))
-        .unwrap();
-    chosen.into_iter().zip(w.iter().copied()).collect()
 }
 
 /// The pose-corrective features of SMPL: (R_j - I) flattened row-major, j >= 1.

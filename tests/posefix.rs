@@ -6,6 +6,8 @@ use std::path::Path;
 use std::process::Command;
 
 use senc::body::{Body, PartMap};
+
+mod npz_support;
 use senc::motion::{Motion, write_bvh};
 use senc::posefix::benchmark::Benchmark;
 use senc::posefix::config::{GradientTerm, PosefixConfig};
@@ -702,4 +704,83 @@ fn a_motion_repair_leaves_free_frames_alone() {
     for (f, input) in fixed.iter().zip(clip).skip(48) {
         assert!(f.pose == *input, "the carried correction never ends");
     }
+}
+
+/// A user's SMPL body (`--body FILE.npz`): the default body written as a
+/// 22-joint SMPL model is read with SMPL's joint names, the CMU clips
+/// retarget onto it, its pose space is the 21 joints below the pelvis and
+/// its part map merges the hands and feet; the hand-in-the-back stretch of
+/// 01_03 is found colliding there, and a colliding frame is repaired.
+#[test]
+fn pose_repair_runs_on_an_smpl_body() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let smpl = d.join("smpl.npz");
+    npz_support::write_makehuman_as_smpl(&Body::makehuman().unwrap(), &smpl);
+    let body = Body::from_smpl_npz(&smpl).unwrap();
+    let space = PoseSpace::for_body(&body.skeleton).unwrap();
+    assert_eq!(space.dims(), 126);
+    assert_eq!(space.names[0], "left_hip");
+    let parts = PartMap::for_body(&body).unwrap();
+    assert!(
+        parts
+            .groups
+            .iter()
+            .any(|(name, bones)| name == "LeftHandPart" && bones == &["left_wrist".to_string()])
+    );
+    let smpl = smpl.to_str().unwrap();
+
+    let out = ok(&senc(&[
+        "posefix", "check", "--body", smpl, "--motion", "01_03", "--frames", "378:391",
+    ]));
+    assert!(out.contains("frame 384: "), "{out}");
+    assert!(
+        out.contains("right_elbow") || out.contains("RightHandPart"),
+        "{out}"
+    );
+
+    let limits = d.join("limits.ron");
+    let out = ok(&senc(&[
+        "posefix",
+        "limits",
+        "--body",
+        smpl,
+        "--out",
+        limits.to_str().unwrap(),
+    ]));
+    assert!(out.contains("limits of 21 joints"), "{out}");
+    JointLimits::read(&limits, &space).unwrap();
+
+    let fixed = d.join("fixed");
+    let out = ok(&senc(&[
+        "posefix",
+        "fix",
+        "--direct",
+        "--body",
+        smpl,
+        "--smooth",
+        "0",
+        "--motion",
+        "01_03",
+        "--frames",
+        "384:385",
+        "--out",
+        fixed.to_str().unwrap(),
+    ]));
+    assert!(out.contains("1 -> 0 colliding frames of 1"), "{out}");
+    assert!(fixed.join("after_00384.ply").is_file());
+
+    // A body file that is not there is an error naming it.
+    let missing = d.join("missing.npz");
+    let out = senc(&[
+        "posefix",
+        "check",
+        "--body",
+        missing.to_str().unwrap(),
+        "--motion",
+        "01_03",
+    ]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("missing.npz"), "{err}");
 }

@@ -33,6 +33,59 @@ impl PartMap {
     }
 }
 
+impl PartMap {
+    /// The part map of a body with SMPL joint names, made like the
+    /// `cmu_mb` one: each hand (the wrist and every joint below it: SMPL's
+    /// hand joint, SMPL-H's fingers) and each foot (ankle and toes) one
+    /// part, and the inner thighs' pair (`left_hip`–`right_hip`) excluded.
+    /// An error for a skeleton without SMPL's wrists, ankles and hips.
+    pub fn smpl(skeleton: &super::Skeleton) -> Result<PartMap> {
+        let below = |name: &str| -> Result<Vec<String>> {
+            let root = skeleton.index_of(name).ok_or_else(|| {
+                Error::invalid(format!("part map: the SMPL body has no joint {name:?}"))
+            })?;
+            // Parents come before children: one pass collects the subtree.
+            let mut inside = vec![false; skeleton.len()];
+            inside[root] = true;
+            for j in root + 1..skeleton.len() {
+                if let Some(p) = skeleton.parents[j] {
+                    inside[j] = inside[p];
+                }
+            }
+            Ok((0..skeleton.len())
+                .filter(|&j| inside[j])
+                .map(|j| skeleton.names[j].clone())
+                .collect())
+        };
+        for hip in ["left_hip", "right_hip"] {
+            if skeleton.index_of(hip).is_none() {
+                return Err(Error::invalid(format!(
+                    "part map: the SMPL body has no joint {hip:?}"
+                )));
+            }
+        }
+        Ok(PartMap {
+            groups: vec![
+                ("LeftHandPart".into(), below("left_wrist")?),
+                ("RightHandPart".into(), below("right_wrist")?),
+                ("LeftFootPart".into(), below("left_ankle")?),
+                ("RightFootPart".into(), below("right_ankle")?),
+            ],
+            excluded: vec![("left_hip".into(), "right_hip".into())],
+        })
+    }
+
+    /// The part map of `body`: [`Self::cmu_mb`] for the default rig,
+    /// [`Self::smpl`] for a body with SMPL joint names.
+    pub fn for_body(body: &Body) -> Result<PartMap> {
+        if body.skeleton.index_of("left_wrist").is_some() {
+            PartMap::smpl(&body.skeleton)
+        } else {
+            PartMap::cmu_mb()
+        }
+    }
+}
+
 /// The parts of one body.
 #[derive(Clone, Debug, PartialEq)]
 pub struct BodyParts {

@@ -10,7 +10,7 @@ use std::time::Instant;
 use rayon::prelude::*;
 use senc::body::{Body, PartMap, Pose};
 use senc::mesh::ply::{PlyExtras, PlyFormat, write_ply};
-use senc::motion::{Motion, write_bvh};
+use senc::motion::{JointMap, Motion, write_bvh};
 use senc::posefix::benchmark::{Benchmark, RepairScore, Repaired, measure, score};
 use senc::posefix::config::PosefixConfig;
 use senc::posefix::direct::{DirectOptions, DirectRepair};
@@ -36,6 +36,12 @@ use super::progress::bar;
 pub struct Args {
     #[command(subcommand)]
     command: Command,
+    /// The body: a user's SMPL / SMPL-H model (`.npz`; pose space: the 21
+    /// body joints below the pelvis, parts by dominant joint with the
+    /// hands and feet merged). Default: the MakeHuman body on the `cmu_mb`
+    /// rig. A field remembers its body; using it with another is an error.
+    #[arg(long, global = true)]
+    body: Option<PathBuf>,
 }
 
 #[derive(clap::Subcommand, Debug)]
@@ -214,12 +220,12 @@ struct FixArgs {
 
 pub fn run(args: Args) -> senc::Result<()> {
     match args.command {
-        Command::Check(args) => check(args),
-        Command::Limits(args) => limits(args),
-        Command::Benchmark(args) => benchmark(args),
-        Command::Train(args) => train(args),
-        Command::Eval(args) => eval(args),
-        Command::Fix(args) => fix(args),
+        Command::Check(command) => check(command, args.body.as_deref()),
+        Command::Limits(command) => limits(command, args.body.as_deref()),
+        Command::Benchmark(command) => benchmark(command, args.body.as_deref()),
+        Command::Train(command) => train(command, args.body.as_deref()),
+        Command::Eval(command) => eval(command, args.body.as_deref()),
+        Command::Fix(command) => fix(command, args.body.as_deref()),
     }
 }
 
@@ -231,14 +237,15 @@ struct Setup {
 }
 
 impl Setup {
-    fn new() -> senc::Result<Setup> {
-        let body = Body::makehuman()?;
-        let space = PoseSpace::cmu_mb(&body.skeleton)?;
-        Ok(Setup {
-            body,
-            space,
-            parts: PartMap::cmu_mb()?,
-        })
+    /// The MakeHuman body, or the SMPL model at `body`.
+    fn new(body: Option<&Path>) -> senc::Result<Setup> {
+        let body = match body {
+            Some(path) => Body::from_smpl_npz(path)?,
+            None => Body::makehuman()?,
+        };
+        let space = PoseSpace::for_body(&body.skeleton)?;
+        let parts = PartMap::for_body(&body)?;
+        Ok(Setup { body, space, parts })
     }
 
     fn label(&self) -> senc::Result<SelfCollisionLabel<'_>> {
@@ -274,8 +281,8 @@ fn pairs_text(label: &Label) -> String {
         .join(", ")
 }
 
-fn check(args: CheckArgs) -> senc::Result<()> {
-    let setup = Setup::new()?;
+fn check(args: CheckArgs, body: Option<&Path>) -> senc::Result<()> {
+    let setup = Setup::new(body)?;
     let (motion, frames) = args.motion.load_selected(&setup.body)?;
     let label = setup.label()?;
     let start = Instant::now();
@@ -301,14 +308,14 @@ fn check(args: CheckArgs) -> senc::Result<()> {
     Ok(())
 }
 
-fn limits(args: LimitsArgs) -> senc::Result<()> {
+fn limits(args: LimitsArgs, body: Option<&Path>) -> senc::Result<()> {
     if !(args.margin.is_finite() && args.margin >= 0.0) {
         return Err(senc::Error::invalid(format!(
             "--margin {} must be >= 0",
             args.margin
         )));
     }
-    let setup = Setup::new()?;
+    let setup = Setup::new(body)?;
     let mut poses = Vec::new();
     for path in &args.motion {
         poses.extend(super::motion_args::load_motion(path, &setup.body)?.frames);
@@ -327,11 +334,11 @@ fn limits(args: LimitsArgs) -> senc::Result<()> {
     Ok(())
 }
 
-fn benchmark(args: BenchmarkArgs) -> senc::Result<()> {
+fn benchmark(args: BenchmarkArgs, body: Option<&Path>) -> senc::Result<()> {
     if !(args.sigma.is_finite() && args.sigma > 0.0) {
         return Err(senc::Error::invalid("--sigma must be > 0"));
     }
-    let setup = Setup::new()?;
+    let setup = Setup::new(body)?;
     let limits = JointLimits::shipped(&setup.body, &setup.space, 0.1)?;
     let motion = super::motion_args::load_motion(Path::new(&args.motion), &setup.body)?;
     let start = Instant::now();
@@ -415,7 +422,7 @@ impl FieldTrainingObserver for TrainProgress {
     }
 }
 
-fn train(args: TrainArgs) -> senc::Result<()> {
+fn train(args: TrainArgs, body: Option<&Path>) -> senc::Result<()> {
     let mut config = PosefixConfig::read(&args.config)?;
     if let Some(epochs) = args.epochs {
         if epochs == 0 {
@@ -423,7 +430,7 @@ fn train(args: TrainArgs) -> senc::Result<()> {
         }
         config.train.epochs = epochs;
     }
-    let setup = Setup::new()?;
+    let setup = Setup::new(body)?;
     let limits = JointLimits::read_or_shipped(
         config.data.limits.as_deref(),
         &setup.body,
@@ -600,8 +607,8 @@ struct EvalReport {
     per_pose: Vec<Repaired>,
 }
 
-fn eval(args: EvalArgs) -> senc::Result<()> {
-    let setup = Setup::new()?;
+fn eval(args: EvalArgs, body: Option<&Path>) -> senc::Result<()> {
+    let setup = Setup::new(body)?;
     let repair = Repair::new(&args.repair, &setup)?;
     let (benchmark, name) = match &args.benchmark {
         Some(path) => (Benchmark::read(path)?, path.display().to_string()),
@@ -729,7 +736,7 @@ fn eval(args: EvalArgs) -> senc::Result<()> {
     Ok(())
 }
 
-fn fix(args: FixArgs) -> senc::Result<()> {
+fn fix(args: FixArgs, body: Option<&Path>) -> senc::Result<()> {
     if !(args.temporal.is_finite() && args.temporal >= 0.0) {
         return Err(senc::Error::invalid("--temporal must be ≥ 0"));
     }
@@ -739,7 +746,7 @@ fn fix(args: FixArgs) -> senc::Result<()> {
     if !(args.smooth.is_finite() && args.smooth >= 0.0) {
         return Err(senc::Error::invalid("--smooth must be ≥ 0"));
     }
-    let setup = Setup::new()?;
+    let setup = Setup::new(body)?;
     let repair = Repair::new(&args.repair, &setup)?;
     let (motion, frames) = args.motion.load_selected(&setup.body)?;
     let label = setup.label()?;
@@ -832,7 +839,7 @@ fn fix(args: FixArgs) -> senc::Result<()> {
     }
     let feet: Vec<usize> = ["LeftToeBase", "RightToeBase"]
         .iter()
-        .filter_map(|n| setup.body.skeleton.index_of(n))
+        .filter_map(|n| JointMap::rig_joint(&setup.body.skeleton, n))
         .collect();
     let (jitter_in, skate_in) =
         motion_measures(&setup.body.skeleton, &motion.frames, Motion::FPS, &feet);

@@ -6,6 +6,7 @@ use std::path::Path;
 use nalgebra::UnitQuaternion;
 use serde::Deserialize;
 
+use crate::body::Skeleton;
 use crate::{Result, Vec3, ron_file};
 
 /// The up axis of a motion's world.
@@ -102,6 +103,27 @@ impl JointMap {
     /// are or by alias, units from the skeleton, up axis found.
     pub fn generic() -> JointMap {
         JointMap::default()
+    }
+
+    /// The joint of `skeleton` that stands for the `cmu_mb` rig joint
+    /// `rig`: the joint of that name, or, on a body with SMPL joint names
+    /// (a user's SMPL `.npz`), the SMPL joint the shipped SMPL → `cmu_mb`
+    /// map sends to it (`LeftUpLeg` → `left_hip`). Retargeting and the
+    /// pose-repair tools name rig joints this way, so they work on either
+    /// body.
+    pub fn rig_joint(skeleton: &Skeleton, rig: &str) -> Option<usize> {
+        static SMPL_FOR_RIG: std::sync::OnceLock<BTreeMap<String, String>> =
+            std::sync::OnceLock::new();
+        skeleton.index_of(rig).or_else(|| {
+            let smpl = SMPL_FOR_RIG.get_or_init(|| {
+                JointMap::smpl_to_cmu_mb()
+                    .joints
+                    .into_iter()
+                    .map(|(smpl, rig)| (rig, smpl))
+                    .collect()
+            });
+            smpl.get(rig).and_then(|name| skeleton.index_of(name))
+        })
     }
 
     /// The body joint a source joint drives.

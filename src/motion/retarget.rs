@@ -216,7 +216,7 @@ fn check_result(body: &Body, poses: &[Pose], body_to_source: &[Option<usize>]) -
             "LeftHand",
             "RightHand",
         ])
-        .filter_map(|name| body.skeleton.index_of(name))
+        .filter_map(|name| JointMap::rig_joint(&body.skeleton, name))
         .filter(|&j| body_to_source[j].is_some())
         .collect();
     let mut flips = 0;
@@ -277,7 +277,7 @@ fn match_joints(source: &SourceMotion, map: &JointMap, body: &Body) -> Result<Ma
     let mut body_to_source = vec![None; body.skeleton.len()];
     let mut unmatched = Vec::new();
     for (s, name) in names.iter().enumerate() {
-        let Some(j) = body.skeleton.index_of(map.target(name)) else {
+        let Some(j) = JointMap::rig_joint(&body.skeleton, map.target(name)) else {
             unmatched.push(s);
             continue;
         };
@@ -291,7 +291,7 @@ fn match_joints(source: &SourceMotion, map: &JointMap, body: &Body) -> Result<Ma
     let mut aliased = Vec::new();
     let mut unused = Vec::new();
     for s in unmatched {
-        let rig = rig_joint_for(&names[s]).and_then(|r| body.skeleton.index_of(&r));
+        let rig = rig_joint_for(&names[s]).and_then(|r| JointMap::rig_joint(&body.skeleton, &r));
         match rig {
             Some(j) if body_to_source[j].is_none() => {
                 body_to_source[j] = Some(s);
@@ -304,9 +304,7 @@ fn match_joints(source: &SourceMotion, map: &JointMap, body: &Body) -> Result<Ma
         .iter()
         .filter(|(rig, _)| {
             !rig.iter().any(|r| {
-                body.skeleton
-                    .index_of(r)
-                    .is_some_and(|j| body_to_source[j].is_some())
+                JointMap::rig_joint(&body.skeleton, r).is_some_and(|j| body_to_source[j].is_some())
             })
         })
         .map(|(rig, what)| format!("{} ({what})", rig.join(" or ")))
@@ -318,10 +316,10 @@ fn match_joints(source: &SourceMotion, map: &JointMap, body: &Body) -> Result<Ma
             missing.join(", "),
             REQUIRED
                 .iter()
-                .find(|(rig, _)| !rig.iter().any(|r| body
-                    .skeleton
-                    .index_of(r)
-                    .is_some_and(|j| body_to_source[j].is_some())))
+                .find(
+                    |(rig, _)| !rig.iter().any(|r| JointMap::rig_joint(&body.skeleton, r)
+                        .is_some_and(|j| body_to_source[j].is_some()))
+                )
                 .map_or("", |(rig, _)| rig[0]),
             if unused.is_empty() {
                 "none".to_string()
@@ -372,11 +370,9 @@ fn root_alignment(
     let source_rest = source.skeleton.rest_positions();
     let root = body_to_source[0]?;
     let joint = |names: &[&str]| {
-        names.iter().find_map(|n| {
-            skeleton
-                .index_of(n)
-                .filter(|&j| body_to_source[j].is_some())
-        })
+        names
+            .iter()
+            .find_map(|n| JointMap::rig_joint(skeleton, n).filter(|&j| body_to_source[j].is_some()))
     };
     let spine = joint(&["Spine", "Spine1", "Neck", "Head"])?;
     let (left, right) = (joint(&["LeftUpLeg"])?, joint(&["RightUpLeg"])?);
