@@ -10,7 +10,7 @@ use senc::Vec3;
 use senc::body::{Body, Pose, makehuman_rig_default_heads, skin};
 
 mod npz_support;
-use npz_support::{put, regressor_row};
+use npz_support::{put, put_mesh, regressor_row};
 
 fn random_pose(body: &Body, rng: &mut ChaCha8Rng, max_angle: f64) -> Pose {
     let mut pose = body.rest_pose();
@@ -138,13 +138,7 @@ fn write_smpl_npz(body: &Body, path: &Path, rng: &mut ChaCha8Rng) -> Vec<f64> {
     let nv = body.mesh.num_vertices();
     let nj = body.skeleton.len();
     let mut npz = NpzWriter::create(path).unwrap();
-    let template: Vec<f64> = body
-        .mesh
-        .positions
-        .iter()
-        .flat_map(|p| [p.x, p.y, p.z])
-        .collect();
-    put(&mut npz, "v_template", &[nv as u64, 3], &template);
+    put_mesh(&mut npz, &body.mesh);
     put(
         &mut npz,
         "weights",
@@ -162,15 +156,7 @@ fn write_smpl_npz(body: &Body, path: &Path, rng: &mut ChaCha8Rng) -> Vec<f64> {
         .map(|_| rng.random_range(-0.01..0.01))
         .collect();
     put(&mut npz, "shapedirs", &[nv as u64, 3, 2], &shapedirs);
-    // SMPL stores faces and the kinematic tree as uint32, the root's parent as 2^32 - 1.
-    let faces: Vec<u32> = body
-        .mesh
-        .faces
-        .iter()
-        .flatten()
-        .map(|&i| i as u32)
-        .collect();
-    put(&mut npz, "f", &[body.mesh.num_faces() as u64, 3], &faces);
+    // SMPL stores the kinematic tree as uint32, the root's parent as 2^32 - 1.
     let kintree: Vec<u32> = body
         .skeleton
         .parents

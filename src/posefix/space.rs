@@ -42,32 +42,11 @@ pub const CMU_MB_POSE_JOINTS: [&str; 22] = [
     "RightToeBase",
 ];
 
-/// The pose-space joints of a body with SMPL joint names: every body
-/// joint but the pelvis (root orientation and translation are not part of
-/// θ), in SMPL order.
-pub const SMPL_POSE_JOINTS: [&str; 21] = [
-    "left_hip",
-    "right_hip",
-    "spine1",
-    "left_knee",
-    "right_knee",
-    "spine2",
-    "left_ankle",
-    "right_ankle",
-    "spine3",
-    "left_foot",
-    "right_foot",
-    "neck",
-    "left_collar",
-    "right_collar",
-    "head",
-    "left_shoulder",
-    "right_shoulder",
-    "left_elbow",
-    "right_elbow",
-    "left_wrist",
-    "right_wrist",
-];
+/// SMPL's body joints below the pelvis.
+const SMPL_POSE_JOINTS: &[&str] = {
+    let (_, below) = crate::body::smpl::SMPL_JOINT_NAMES.split_at(1);
+    below
+};
 
 /// The 6D representation of a rotation: its matrix's first two columns.
 pub fn rotation_to_6d(q: &UnitQuaternion<f64>) -> [f64; 6] {
@@ -124,14 +103,15 @@ impl PoseSpace {
     }
 
     /// The pose space of a body: the `cmu_mb` rig's 22 moving joints
-    /// ([`Self::cmu_mb`]) for the default body, the 21 body joints below
-    /// the pelvis ([`SMPL_POSE_JOINTS`], the method's 126-D θ) for a body
-    /// with SMPL joint names; an error naming what is missing otherwise.
+    /// ([`Self::cmu_mb`]) for the default body; for a body with SMPL joint
+    /// names, its 21 body joints below the pelvis in SMPL order (the
+    /// method's 126-D θ: root orientation and translation are not part of
+    /// it); an error naming what is missing otherwise.
     pub fn for_body(skeleton: &Skeleton) -> Result<PoseSpace> {
         if skeleton.index_of(CMU_MB_POSE_JOINTS[0]).is_some() {
             PoseSpace::cmu_mb(skeleton)
         } else if skeleton.index_of(SMPL_POSE_JOINTS[0]).is_some() {
-            PoseSpace::new(skeleton, &SMPL_POSE_JOINTS)
+            PoseSpace::new(skeleton, SMPL_POSE_JOINTS)
         } else {
             Err(Error::invalid(format!(
                 "pose space: the body has neither the cmu_mb rig's joints ({}, …) nor SMPL's ({}, …)",

@@ -129,28 +129,32 @@ pub fn write_makehuman_as_smpl(body: &senc::body::Body, path: &std::path::Path) 
             regressor[j * nv + v] = w;
         }
     }
-    let template: Vec<f64> = body
-        .mesh
-        .positions
-        .iter()
-        .flat_map(|p| [p.x, p.y, p.z])
-        .collect();
-    let faces: Vec<u32> = body
-        .mesh
-        .faces
-        .iter()
-        .flatten()
-        .map(|&i| i as u32)
-        .collect();
     let kintree: Vec<u32> = SMPL_22
         .iter()
         .map(|(_, p, _)| p.map_or(u32::MAX, |p| p as u32))
         .chain(0..nj as u32)
         .collect();
     let mut npz = NpzWriter::create(path).unwrap();
-    put(&mut npz, "v_template", &[nv as u64, 3], &template);
+    put_mesh(&mut npz, &body.mesh);
     put(&mut npz, "weights", &[nv as u64, nj as u64], &weights);
     put(&mut npz, "J_regressor", &[nj as u64, nv as u64], &regressor);
-    put(&mut npz, "f", &[body.mesh.num_faces() as u64, 3], &faces);
     put(&mut npz, "kintree_table", &[2, nj as u64], &kintree);
+}
+
+/// A mesh as SMPL stores it: `v_template` (V×3 float64) and `f` (F×3
+/// uint32).
+pub fn put_mesh(npz: &mut Npz, mesh: &senc::mesh::TriMesh) {
+    let template: Vec<f64> = mesh
+        .positions
+        .iter()
+        .flat_map(|p| [p.x, p.y, p.z])
+        .collect();
+    put(
+        npz,
+        "v_template",
+        &[mesh.num_vertices() as u64, 3],
+        &template,
+    );
+    let faces: Vec<u32> = mesh.faces.iter().flatten().map(|&i| i as u32).collect();
+    put(npz, "f", &[mesh.num_faces() as u64, 3], &faces);
 }
