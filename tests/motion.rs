@@ -795,3 +795,36 @@ fn a_faster_motion_window_is_the_retimed_selection() {
         );
     }
 }
+
+/// An AMASS motion on a user's SMPL body is the body's own skeleton, joint
+/// for joint: a left elbow bent by 0.5 rad in the file is bent by 0.5 rad
+/// on the body, every other joint below the pelvis stays at rest (the
+/// default body written as a 22-joint SMPL model; its joints have SMPL's
+/// names, none of the `cmu_mb` rig's).
+#[test]
+fn an_amass_motion_drives_an_smpl_body_joint_for_joint() {
+    let dir = tempfile::tempdir().unwrap();
+    let body_path = dir.path().join("smpl.npz");
+    npz_support::write_makehuman_as_smpl(&Body::makehuman().unwrap(), &body_path);
+    let body = Body::from_smpl_npz(&body_path).unwrap();
+    let elbow = body.skeleton.index_of("left_elbow").unwrap();
+    let motion_path = dir.path().join("bend.npz");
+    let mut poses = [0.0; 2 * 66];
+    poses[66 + 3 * elbow] = 0.5;
+    let mut npz = npyz::npz::NpzWriter::create(&motion_path).unwrap();
+    put(&mut npz, "poses", &[2, 66], &poses);
+    put(&mut npz, "trans", &[2, 3], &[0.0; 6]);
+    put(&mut npz, "mocap_framerate", &[], &[30.0]);
+    drop(npz);
+    let motion = Motion::load(&motion_path, &body).unwrap();
+    assert_eq!(motion.len(), 2);
+    for (j, q) in motion.frames[1].local_rotations.iter().enumerate().skip(1) {
+        let expected = if j == elbow { 0.5 } else { 0.0 };
+        assert!(
+            (q.angle() - expected).abs() < 1e-9,
+            "{}: {}",
+            body.skeleton.names[j],
+            q.angle()
+        );
+    }
+}
