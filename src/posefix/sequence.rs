@@ -128,6 +128,9 @@ pub fn fix_motion_smoothest(
         };
         Ok((verified.fixed.theta, pose, free, verified.fixed.evaluations))
     };
+    // Progress: the frames of the first pass, then the exact labels of
+    // each solve's moved frames (counted against one more pass).
+    let total = 2 * frames.len();
     let first = repair_motion(
         space,
         label,
@@ -138,7 +141,7 @@ pub fn fix_motion_smoothest(
             passes: 0,
             relax: 0,
         },
-        progress,
+        &|done, _| progress(done, total),
         &repair,
     )?;
     let theta0: Vec<Vec<f64>> = frames
@@ -176,12 +179,15 @@ pub fn fix_motion_smoothest(
         }
         theta = solved.theta;
         // A frame left at its input has its input's label.
+        let labelled = std::sync::atomic::AtomicUsize::new(0);
         collides = frames
             .par_iter()
             .zip(&theta)
             .zip(&theta0)
             .zip(&first)
             .map(|(((frame, t), t0), f)| {
+                let n = labelled.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+                progress(frames.len() + n, total);
                 if t == t0 {
                     return Ok(f.collided);
                 }
