@@ -78,7 +78,7 @@ impl PartMap {
     /// The part map of `body`: [`Self::cmu_mb`] for the default rig,
     /// [`Self::smpl`] for a body with SMPL joint names.
     pub fn for_body(body: &Body) -> Result<PartMap> {
-        if body.skeleton.index_of("left_wrist").is_some() {
+        if super::smpl::is_smpl_skeleton(&body.skeleton) {
             PartMap::smpl(&body.skeleton)
         } else {
             PartMap::cmu_mb()

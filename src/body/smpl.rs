@@ -46,6 +46,13 @@ pub(crate) fn is_smpl_joint_count(num_joints: usize) -> bool {
     matches!(num_joints, 22 | 24 | 52)
 }
 
+/// Whether `skeleton` is an SMPL-family model's: an SMPL joint count and
+/// SMPL's joint names in SMPL's order (a body read from an SMPL `.npz`).
+pub(crate) fn is_smpl_skeleton(skeleton: &Skeleton) -> bool {
+    let m = skeleton.len();
+    is_smpl_joint_count(m) && (0..m).all(|j| skeleton.names[j] == joint_name(j, m))
+}
+
 /// Name of joint `j` of a model with `num_joints` joints: SMPL names for
 /// SMPL-family models, `joint_<j>` otherwise.
 pub(crate) fn joint_name(j: usize, num_joints: usize) -> String {

@@ -15,7 +15,7 @@ use nalgebra::UnitQuaternion;
 
 use super::{JointMap, SourceMotion, SourceSkeleton};
 use crate::body::npz::Npz;
-use crate::body::smpl::{is_smpl_joint_count, joint_name};
+use crate::body::smpl::is_smpl_skeleton;
 use crate::body::{Body, SMPL_JOINT_NAMES};
 use crate::{Error, Result, Vec3};
 
@@ -132,9 +132,7 @@ impl Amass {
         let pose_joints = self.poses.first().map_or(22, Vec::len);
         let skeleton = &body.skeleton;
         let m = skeleton.len();
-        let smpl_body =
-            is_smpl_joint_count(m) && (0..m).all(|j| skeleton.names[j] == joint_name(j, m));
-        let (source_skeleton, map) = if smpl_body {
+        let (source_skeleton, map) = if is_smpl_skeleton(skeleton) {
             let k = if m <= pose_joints { m } else { 22 };
             let offsets = (0..k).map(|j| skeleton.rest_offset(j)).collect();
             let source = SourceSkeleton {

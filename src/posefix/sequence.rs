@@ -60,7 +60,36 @@ pub struct Smoothing {
 /// The repair of one frame from a start θ (the carried centre, or the
 /// input plus a smoothed correction): θ*, its pose (the rest of the frame
 /// kept), whether the exact label finds it free, and the work spent.
-type RepairFrame<'a> = dyn Fn(&[f64], &Pose) -> Result<(Vec<f64>, Pose, bool, usize)> + Sync + 'a;
+type RepairFrame<'a> = dyn Fn(&[f64], &Pose) -> Result<FrameRepair> + Sync + 'a;
+
+/// θ*, its pose, whether the exact label finds it free, the work spent.
+type FrameRepair = (Vec<f64>, Pose, bool, usize);
+
+/// The repair of one frame against `field`: [`fix_verified`] from the
+/// start (C_l raised by `step`, at most `retries` times, while the exact
+/// label finds it colliding), the result labelled exactly.
+#[allow(clippy::too_many_arguments)]
+fn field_repair<'a>(
+    field: &'a dyn PoseField,
+    space: &'a PoseSpace,
+    distance: &'a PoseDistance,
+    limits: &'a JointLimits,
+    label: &'a SelfCollisionLabel,
+    options: &'a FixOptions,
+    retries: usize,
+    step: f64,
+) -> impl Fn(&[f64], &Pose) -> Result<FrameRepair> + Sync + 'a {
+    move |start: &[f64], frame: &Pose| {
+        let (verified, pose) = fix_verified(
+            field, space, distance, limits, label, start, frame, options, retries, step,
+        )?;
+        let free = match verified.free {
+            Some(free) => free,
+            None => !label.label(&pose, true)?.collides(),
+        };
+        Ok((verified.fixed.theta, pose, free, verified.fixed.evaluations))
+    }
+}
 
 /// Fixes every frame of `frames` against `field` (`repair_motion`): a
 /// colliding start is repaired by [`fix_verified`] from it (C_l raised by
@@ -81,16 +110,9 @@ pub fn fix_motion(
     step: f64,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<Vec<FrameFix>> {
-    let repair = |start: &[f64], frame: &Pose| {
-        let (verified, pose) = fix_verified(
-            field, space, distance, limits, label, start, frame, options, retries, step,
-        )?;
-        let free = match verified.free {
-            Some(free) => free,
-            None => !label.label(&pose, true)?.collides(),
-        };
-        Ok((verified.fixed.theta, pose, free, verified.fixed.evaluations))
-    };
+    let repair = field_repair(
+        field, space, distance, limits, label, options, retries, step,
+    );
     repair_motion(space, label, frames, temporal, smoothing, progress, &repair)
 }
 
@@ -118,16 +140,9 @@ pub fn fix_motion_smoothest(
     step: f64,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<Vec<FrameFix>> {
-    let repair = |start: &[f64], frame: &Pose| {
-        let (verified, pose) = fix_verified(
-            field, space, distance, limits, label, start, frame, options, retries, step,
-        )?;
-        let free = match verified.free {
-            Some(free) => free,
-            None => !label.label(&pose, true)?.collides(),
-        };
-        Ok((verified.fixed.theta, pose, free, verified.fixed.evaluations))
-    };
+    let repair = field_repair(
+        field, space, distance, limits, label, options, retries, step,
+    );
     // Progress: the frames of the first pass, then the exact labels of
     // each solve's moved frames (counted against one more pass).
     let total = 2 * frames.len();
@@ -161,7 +176,7 @@ pub fn fix_motion_smoothest(
     let (lower, upper) = limits.bounds();
     let mut theta = start;
     let mut work: Vec<usize> = first.iter().map(|f| f.work).collect();
-    let mut collides = vec![false; frames.len()];
+    let mut collides;
     loop {
         let solved = smoothest_corrections(
             &on_rotations,

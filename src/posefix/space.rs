@@ -110,7 +110,7 @@ impl PoseSpace {
     pub fn for_body(skeleton: &Skeleton) -> Result<PoseSpace> {
         if skeleton.index_of(CMU_MB_POSE_JOINTS[0]).is_some() {
             PoseSpace::cmu_mb(skeleton)
-        } else if skeleton.index_of(SMPL_POSE_JOINTS[0]).is_some() {
+        } else if crate::body::smpl::is_smpl_skeleton(skeleton) {
             PoseSpace::new(skeleton, SMPL_POSE_JOINTS)
         } else {
             Err(Error::invalid(format!(
