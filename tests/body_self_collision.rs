@@ -95,14 +95,15 @@ fn the_excluded_thigh_pair_is_never_reported() {
     );
 }
 
-/// `senc posefix check` on CMU 01_03 frames 190–191 (feet pressed together
-/// there) names the pair and writes the bodies with the colliding faces.
+/// `senc posefix check` on CMU 01_03 frames 382–383 (the right hand in the
+/// thigh, then the forearm in the pelvis) names the pairs and writes the
+/// bodies with the colliding faces.
 #[test]
 fn posefix_check_lists_the_colliding_parts() {
     let dir = tempfile::tempdir().unwrap();
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_senc"))
         .args([
-            "posefix", "check", "--motion", "01_03", "--frames", "190:192", "--out",
+            "posefix", "check", "--motion", "01_03", "--frames", "382:384", "--out",
         ])
         .arg(dir.path())
         .output()
@@ -114,11 +115,16 @@ fn posefix_check_lists_the_colliding_parts() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(
-        stdout.contains("frame 190: LeftFootPart–RightFootPart"),
+        stdout
+            .lines()
+            .any(|l| l.starts_with("frame 382: ") && l.contains("RightHandPart–RightUpLeg"))
+            && stdout
+                .lines()
+                .any(|l| l.starts_with("frame 383: ") && l.contains("PelvisPart–RightForeArm")),
         "{stdout}"
     );
     assert!(stdout.contains("2 of 2 frames collide"), "{stdout}");
-    let body = senc::mesh::ply::read_ply(&dir.path().join("body_00191.ply")).unwrap();
+    let body = senc::mesh::ply::read_ply(&dir.path().join("body_00383.ply")).unwrap();
     let red = body
         .extras
         .face_colors

@@ -227,13 +227,15 @@ mod on_the_body {
         }
     }
 
-    /// The built-in skirt and T-shirt skinned to CMU 01_03 frame 789 are
-    /// the garments the shipped checkpoints were trained on
-    /// (`tests/fixtures/skinned_garments/`, written by `senc garment NAME
-    /// --motion 01_03 --frames 789:790` before the body queries were refitted). The weight transfer
-    /// depends on which face a closest-point query reports at exact ties; a
-    /// change there once moved the skirt's vertices by up to 3.9 cm and the
-    /// shipped skirt's held-out %(0.01) from 3.2 to 7.7 %.
+    /// The built-in skirt and T-shirt carry the skin weights the shipped
+    /// checkpoints were trained with: skinned to CMU 01_03 frame 789 they
+    /// are `tests/fixtures/skinned_garments/` (written by `senc garment
+    /// NAME --motion 01_03 --frames 789:790`; the weights depend on the rest
+    /// body alone, the positions on the retargeted pose too, so a change of
+    /// the retargeter rewrites these files). The weight transfer depends on which
+    /// face a closest-point query reports at exact ties; a change there
+    /// once moved the skirt's vertices by up to 3.9 cm and the shipped
+    /// skirt's held-out %(0.01) from 3.2 to 7.7 %.
     #[test]
     fn skinned_garments_match_what_the_shipped_checkpoints_saw() {
         let body = body();

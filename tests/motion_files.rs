@@ -29,21 +29,27 @@ fn fingerprint(motion: &Motion) -> u64 {
     h
 }
 
-/// The shipped CMU clips retarget to the same poses, bit for bit, as
-/// before files from elsewhere were handled (aliases, rest conventions,
-/// frame-rate rounding, lenient rows): none of that may touch them.
+/// The shipped CMU clips retarget to the same poses, bit for bit, as with
+/// CMU's fixed hip bones and clavicles kept rigid: what handles files from
+/// elsewhere (aliases, rest conventions, frame-rate rounding, lenient rows)
+/// may not touch them.
 #[test]
 fn the_shipped_cmu_clips_are_read_bit_for_bit_as_before() {
     let body = Body::makehuman().unwrap();
+    let mut changed = Vec::new();
     for (clip, frames, expected) in [
-        ("01_01", 688, 0x7672ddb20082d80e_u64),
-        ("01_03", 1128, 0x9749e1ef8155b406_u64),
+        ("01_01", 688, 0x077b6368238cd42d_u64),
+        ("01_03", 1128, 0xc2cd0a9fa3b0779c_u64),
     ] {
         let motion = Motion::builtin(clip, &body).unwrap();
         assert_eq!(motion.len(), frames, "{clip}");
-        assert_eq!(fingerprint(&motion), expected, "{clip}: poses changed");
         assert!(motion.warnings.is_empty(), "{clip}: {:?}", motion.warnings);
+        let found = fingerprint(&motion);
+        if found != expected {
+            changed.push(format!("{clip}: {found:#018x}, expected {expected:#018x}"));
+        }
     }
+    assert!(changed.is_empty(), "poses changed: {changed:?}");
 }
 
 /// The head of 01_01 with `rows` motion rows and `Frames:` saying `declared`.

@@ -265,12 +265,12 @@ fn train_resume_eval_and_fix() {
         "--motion",
         "01_03",
         "--frames",
-        "189:192",
+        "5:8",
         "--out",
         fixed.to_str().unwrap(),
     ]));
-    assert!(out.contains("colliding frames of 3"), "{out}");
-    assert!(fixed.join("before_00190.ply").is_file());
+    assert!(out.contains("3 colliding frames of 3"), "{out}");
+    assert!(fixed.join("before_00006.ply").is_file());
     let back = Motion::load(&fixed.join("fixed.bvh"), &Body::makehuman().unwrap()).unwrap();
     assert_eq!(back.len(), 3);
 
@@ -344,7 +344,7 @@ fn a_field_regressed_on_clearances_learns_them() {
     );
     let error = |r: &Vec<&str>| r[11].parse::<f64>().unwrap();
     assert!(
-        error(rows.last().unwrap()) < 0.6 * error(&rows[0]),
+        error(rows.last().unwrap()) < 0.7 * error(&rows[0]),
         "held-out clearance error {} -> {} mm",
         error(&rows[0]),
         error(rows.last().unwrap())
@@ -640,9 +640,9 @@ fn a_motion_repair_leaves_free_frames_alone() {
         relax: 3,
     };
     let none = |_: usize, _: usize| {};
-    // CMU 01_03 frames 25–44 are free (the benchmark lists every colliding
-    // frame of the clip: 20, then 60).
-    let free = &motion.frames[25..45];
+    // CMU 01_03 frames 60–79 are free (the benchmark lists every colliding
+    // frame of the clip: 40–53, then 382).
+    let free = &motion.frames[60..80];
     let fixed = fix_motion(
         &CollidingEverywhere(space.dims()),
         &space,
@@ -682,10 +682,10 @@ fn a_motion_repair_leaves_free_frames_alone() {
         assert!(!f.collided && !f.collides && f.work == 0);
         assert!(f.pose == *input, "a free frame moved");
     }
-    // Frame 328 collides, 329–378 do not; the direct repair frees it and
-    // its correction, carried into the frames after it (decaying by 2/3 a
-    // frame, then spread and smoothed), ends.
-    let clip = &motion.frames[320..379];
+    // Frames 382–392 collide, 393–473 do not; the direct repair frees them
+    // and the correction, carried into the frames after them (decaying by
+    // 2/3 a frame, then spread and smoothed), ends.
+    let clip = &motion.frames[374..474];
     let repair = DirectRepair::new(&body, &label, &space, &distance, &limits).unwrap();
     let fixed = fix_motion_direct(
         &repair,
@@ -700,8 +700,8 @@ fn a_motion_repair_leaves_free_frames_alone() {
     .unwrap();
     assert!(fixed[8].collided && !fixed[8].collides);
     assert!(fixed.iter().all(|f| !f.collides));
-    assert!(fixed[8].pose != clip[8] && fixed[9].pose != clip[9]);
-    for (f, input) in fixed.iter().zip(clip).skip(48) {
+    assert!(fixed[8].pose != clip[8] && fixed[19].pose != clip[19]);
+    for (f, input) in fixed.iter().zip(clip).skip(60) {
         assert!(f.pose == *input, "the carried correction never ends");
     }
 }
@@ -709,7 +709,7 @@ fn a_motion_repair_leaves_free_frames_alone() {
 /// A user's SMPL body (`--body FILE.npz`): the default body written as a
 /// 22-joint SMPL model is read with SMPL's joint names, the CMU clips
 /// retarget onto it, its pose space is the 21 joints below the pelvis and
-/// its part map merges the hands and feet; the hand-in-the-back stretch of
+/// its part map merges the hands and feet; the hand-in-the-hip stretch of
 /// 01_03 is found colliding there, and a colliding frame is repaired.
 #[test]
 fn pose_repair_runs_on_an_smpl_body() {
@@ -763,12 +763,12 @@ fn pose_repair_runs_on_an_smpl_body() {
         "--motion",
         "01_03",
         "--frames",
-        "384:385",
+        "387:388",
         "--out",
         fixed.to_str().unwrap(),
     ]));
     assert!(out.contains("1 -> 0 colliding frames of 1"), "{out}");
-    assert!(fixed.join("after_00384.ply").is_file());
+    assert!(fixed.join("after_00387.ply").is_file());
 
     // A body file that is not there is an error naming it.
     let missing = d.join("missing.npz");

@@ -14,6 +14,17 @@
 //!    joints follow their parent (W_j = W_parent).
 //! 3. local rotations R_j = W_parent⁻¹ W_j.
 //!
+//! Rigid branches: a source joint that starts at its parent's joint and
+//! never turns relative to it in any frame (CMU's hip bones from the
+//! pelvis's centre to the hip joints, its clavicles) is a fixed part of
+//! its parent's body; its rest direction records where the capture placed
+//! the joints, not a posture. Its body joint takes its parent's correction
+//! instead of its own, C_j = C_parent, so it keeps the body's rest relation
+//! to its parent: the body's pelvis and shoulder girdle keep their shape.
+//! Aligned instead (C_j as in 1.), CMU 01_03 put the body's hip joints
+//! 12.6 cm apart instead of 22.1 cm, lifted the shoulders, and pressed the
+//! thighs and feet into each other.
+//!
 //! The shortest-arc correction adds no twist about the bone, so the source's
 //! twist carries over unchanged; that is right when both rests agree on bone
 //! roll, as here (the T-pose and the A-pose differ by swings of the limbs).
@@ -117,10 +128,25 @@ pub fn retarget_with_report(
             *d = s.inverse() * *d;
         }
     }
-    let corrections: Vec<UnitQuaternion<f64>> = plain_corrections(&rest, body, &body_to_source)
+    let mut corrections: Vec<UnitQuaternion<f64>> = plain_corrections(&rest, body, &body_to_source)
         .into_iter()
         .map(|c| convention.map_or(c, |s| s * c))
         .collect();
+    let rigid = rigid_branches(source, body, &body_to_source);
+    for &j in &rigid {
+        let parent = skeleton.parents[j].expect("a rigid branch has a parent");
+        corrections[j] = corrections[parent];
+    }
+    if !rigid.is_empty() {
+        notes.push(format!(
+            "kept rigid with their parent (the source never turns them and they start at their parent's joint): {}",
+            rigid
+                .iter()
+                .map(|&j| skeleton.names[j].as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
     if let Some(s) = convention {
         notes.push(format!(
             "rest convention: the source's rest skeleton is turned {:.0}° about {:?} from the body's; its rotations are read in that convention",
@@ -460,6 +486,40 @@ fn plain_corrections(
                 }
                 _ => UnitQuaternion::identity(),
             }
+        })
+        .collect()
+}
+
+/// Largest turn (radians) of a source joint still counted as never turning.
+const RIGID_TURN: f64 = 1e-9;
+
+/// Body joints that are rigid branches of their parent, ascending: driven by
+/// a source joint that starts at its source parent's joint (zero rest
+/// offset) and never turns relative to it in any frame, while the body
+/// parent is driven by that source parent. Such a source bone is a fixed
+/// part of its parent's body — CMU's hip bones from the pelvis's centre to
+/// each hip joint, its clavicles from the chest — whose direction records
+/// where the capture placed the joints, not a posture. Aligning the body's
+/// bone to it would reshape the body in every frame (CMU on the `cmu_mb`
+/// rig: hip joints 12.6 cm apart instead of the body's 22.1 cm), so the
+/// body bone keeps its rest relation to its parent instead.
+fn rigid_branches(
+    source: &SourceMotion,
+    body: &Body,
+    body_to_source: &[Option<usize>],
+) -> Vec<usize> {
+    let src = &source.skeleton;
+    let never_turns = |s: usize| {
+        !source.rotations.is_empty() && source.rotations.iter().all(|r| r[s].angle() <= RIGID_TURN)
+    };
+    (0..body.skeleton.len())
+        .filter(|&j| {
+            let (Some(s), Some(p)) = (body_to_source[j], body.skeleton.parents[j]) else {
+                return false;
+            };
+            src.parents[s].is_some_and(|sp| body_to_source[p] == Some(sp))
+                && src.offsets[s].norm() <= MIN_BONE
+                && never_turns(s)
         })
         .collect()
 }

@@ -742,10 +742,10 @@ mod tests {
             .poses(&body, &space, &limits)
             .unwrap();
         let options = DirectOptions::default();
-        // Pose 50's first step frees the feet and makes a thigh touch the
-        // other leg: without the remembered contacts the next step undid it.
+        // A hand in the thigh, the feet in each other, an arm in the back,
+        // both feet and a foot in the other shin.
         let mut pairs = Vec::new();
-        for index in [6, 50, 122] {
+        for index in [6, 107, 122, 169] {
             let pose = &poses[index];
             let before = label.label(pose, false).unwrap();
             assert!(before.collides());
@@ -769,26 +769,24 @@ mod tests {
                 .any(|(a, b)| a.contains(part) || b.contains(part))
         };
         assert!(has("Foot") && has("Arm"), "{pairs:?}");
-        // Legs wound around each other.
+        // CMU 01_01 frame 295 (the right upper arm in the lower back).
         let weighted_only = DirectOptions {
             retry_unweighted: false,
             ..DirectOptions::default()
         };
-        assert!(repair.repair(&poses[277], &weighted_only).unwrap().free);
-        // CMU 01_01 frame 295 (a forearm in the spine): the way out runs
-        // through a wrist at its limit; the clamped plain step went nowhere
-        // and the descent stalled until the step held that joint there.
         let motion = crate::motion::Motion::load(std::path::Path::new("01_01"), &body).unwrap();
+        assert!(label.label(&motion.frames[295], false).unwrap().collides());
         let fixed = repair.repair(&motion.frames[295], &weighted_only).unwrap();
         assert!(fixed.free, "01_01 frame 295 still collides");
-        // Legs wound around each other (benchmark pose 200): the descents
-        // aiming for 3 mm stall; aiming for 1 cm frees them.
+        // Both feet and a foot in the other shin (benchmark pose 169): the
+        // weighted descent aiming for 3 mm stalls; the unweighted retry
+        // aiming for 1 cm frees it.
         let narrow = DirectOptions {
             retry_clearance: None,
             ..DirectOptions::default()
         };
-        assert!(!repair.repair(&poses[200], &narrow).unwrap().free);
-        assert!(repair.repair(&poses[200], &options).unwrap().free);
+        assert!(!repair.repair(&poses[169], &weighted_only).unwrap().free);
+        assert!(!repair.repair(&poses[169], &narrow).unwrap().free);
         let bad = DirectOptions {
             max_move: 0.0,
             ..DirectOptions::default()
