@@ -710,7 +710,8 @@ fn a_motion_repair_leaves_free_frames_alone() {
 /// 22-joint SMPL model is read with SMPL's joint names, the CMU clips
 /// retarget onto it, its pose space is the 21 joints below the pelvis and
 /// its part map merges the hands and feet; the hand-in-the-hip stretch of
-/// 01_03 is found colliding there, and a colliding frame is repaired.
+/// 01_03 is found colliding there, a colliding frame is repaired, and a
+/// field trained on it is refused on the default body.
 #[test]
 fn pose_repair_runs_on_an_smpl_body() {
     let dir = tempfile::tempdir().unwrap();
@@ -769,6 +770,39 @@ fn pose_repair_runs_on_an_smpl_body() {
     ]));
     assert!(out.contains("1 -> 0 colliding frames of 1"), "{out}");
     assert!(fixed.join("after_00387.ply").is_file());
+
+    // A field trains on the SMPL body, remembers it, and is refused on
+    // the default body with an error that says why.
+    let field = d.join("field");
+    let config = write_config(d, 2);
+    let out = ok(&senc(&[
+        "posefix",
+        "train",
+        "--config",
+        config.to_str().unwrap(),
+        "--body",
+        smpl,
+        "--out",
+        field.to_str().unwrap(),
+    ]));
+    assert!(out.contains("done: field [126, 16, 16, 1]"), "{out}");
+    let fix_with = |body: Option<&str>| {
+        let mut args = vec!["posefix", "fix", "--field", field.to_str().unwrap()];
+        args.extend(body.map(|b| ["--body", b]).into_iter().flatten());
+        let out_dir = d.join("field_fix");
+        args.extend(["--motion", "01_03", "--frames", "386:388", "--out"]);
+        args.push(out_dir.to_str().unwrap());
+        senc(&args)
+    };
+    let out = ok(&fix_with(Some(smpl)));
+    assert!(out.contains("colliding frames of 2"), "{out}");
+    let refused = fix_with(None);
+    assert!(!refused.status.success());
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        err.contains("another body") && err.contains("22 joints") && err.contains("--body"),
+        "{err}"
+    );
 
     // A body file that is not there is an error naming it.
     let missing = d.join("missing.npz");

@@ -52,6 +52,16 @@ impl BodyFingerprint {
     }
 }
 
+impl std::fmt::Display for BodyFingerprint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} vertices, {} faces, {} joints, rest coordinates summing to {} m",
+            self.vertices, self.faces, self.joints, self.rest_sum
+        )
+    }
+}
+
 /// `field.ron`: everything about a field but its weights.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -245,7 +255,8 @@ impl CollisionField {
         let here = BodyFingerprint::of(body);
         if here != self.info.body {
             return Err(Error::invalid(format!(
-                "the collision field was trained for another body ({:?}); this body is {:?}",
+                "the collision field was trained for another body ({}); this body has {} \
+                 (`--body` picks the body a field was trained on)",
                 self.info.body, here
             )));
         }
