@@ -36,9 +36,10 @@ pub struct Validation {
     pub motion: MotionWindow,
     pub every: u64,
     /// Also write the best validated model so far to `best/` beside
-    /// `checkpoint/` (model selection): the lowest validation C among the
-    /// models whose garment centroid stayed within 15 cm of the skinned
-    /// garment's on every frame (C alone would prefer a garment that has
+    /// `checkpoint/` (model selection): among the models whose garment
+    /// centroid stayed within 15 cm of the skinned garment's on every frame,
+    /// the smallest share of vertices more than 10 cm from the body, then
+    /// the lowest validation C (C alone would prefer a garment that has
     /// left the body). Select on frames the test
     /// does not use (e.g. a window of a training motion), or the held-out
     /// figures stop being held out.

@@ -98,8 +98,9 @@ pub fn checkpoint_dir(run: &Path) -> PathBuf {
     run.join("checkpoint")
 }
 
-/// The best validated model of a run with `validation.keep_best` (lowest C
-/// among those that kept the garment on the body; `train::validation`).
+/// The best validated model of a run with `validation.keep_best` (fewest
+/// vertices far from the body, then lowest C, among those that kept the
+/// garment on the body; `train::validation`).
 pub fn best_dir(run: &Path) -> PathBuf {
     run.join("best")
 }
