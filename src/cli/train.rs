@@ -77,7 +77,7 @@ pub fn run(args: Args) -> senc::Result<()> {
     );
     if let Some((update, c)) = summary.best {
         println!(
-            "best validation C {c:.4} (x1e-3) at update {update}: {}",
+            "selected model: update {update} (fewest vertices far from the body, then lowest C; C {c:.4} x1e-3): {}",
             best_dir(&out).display()
         );
     }
