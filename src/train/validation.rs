@@ -11,8 +11,9 @@
 //! centroid strayed more than [`MAX_LBS_CENTROID_CM`] from the skinned
 //! garment's on any frame of the window is never the best (C alone would
 //! prefer a garment that has left the body: no self-contact, C = 0). The far
-//! share ranks models as their distance to the reference solver on held-out
-//! frames does far better than C does (docs/RESULTS.md, "More updates").
+//! share orders models much as their held-out distance to the reference
+//! solver does, and C does not (rank correlation 0.96 against 0.54 over one
+//! run's 16 models; docs/RESULTS.md, "More updates").
 
 use std::io::Write;
 use std::ops::Range;
