@@ -289,23 +289,23 @@ fn keep_best_and_keep_all_write_the_validated_models_and_survive_resume() {
     } else {
         rows[0]
     };
-    let lowest = (pick.0, pick.2);
-    assert_eq!(trained.best, Some(lowest));
+    let selected_row = (pick.0, pick.2);
+    assert_eq!(trained.best, Some(selected_row));
     assert_eq!(
         resumed.best,
-        Some(lowest),
+        Some(selected_row),
         "resume recomputes the best so far"
     );
 
     let best = best_dir(straight.path());
     let selected: serde_json::Value =
         serde_json::from_slice(&std::fs::read(best.join(SELECTED_FILE)).unwrap()).unwrap();
-    assert_eq!(selected["update"].as_u64(), Some(lowest.0));
-    assert_eq!(selected["C_mean"].as_f64(), Some(lowest.1));
+    assert_eq!(selected["update"].as_u64(), Some(selected_row.0));
+    assert_eq!(selected["C_mean"].as_f64(), Some(selected_row.1));
     assert_eq!(selected["frames"].as_u64(), Some(3));
 
     let at_update_8 = simulated_frames(&checkpoint_dir(straight.path()));
-    let expected = if lowest.0 == 4 {
+    let expected = if selected_row.0 == 4 {
         &at_update_4
     } else {
         &at_update_8
