@@ -75,9 +75,10 @@ pub fn run(args: Args) -> senc::Result<()> {
         summary.recent_loss,
         checkpoint_dir(&out).display()
     );
-    if let Some((update, c)) = summary.best {
+    if let (Some((update, c)), Some(validation)) = (summary.best, &config.train.validation) {
         println!(
-            "selected model: update {update} (fewest vertices far from the body, then lowest C; C {c:.4} x1e-3): {}",
+            "selected model: update {update} ({}; C {c:.4} x1e-3): {}",
+            validation.select.describe(),
             best_dir(&out).display()
         );
     }
