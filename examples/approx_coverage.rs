@@ -22,9 +22,11 @@
 
 use std::path::PathBuf;
 
+use nalgebra::DMatrix;
+
 use senc::approx::ApproxConfig;
 use senc::approx::teacher::{SetPart, read_set};
-use senc::approx::train::TrainingSet;
+use senc::approx::train::{TrainingSet, column_standardisation};
 use senc::body::Body;
 use senc::garment::Garment;
 
@@ -47,18 +49,18 @@ fn main() -> senc::Result<()> {
     let held = TrainingSet::new(&held_drapes, &garment, &body)?;
     let f = train.inputs.ncols();
     let n = train.len();
-    let mean: Vec<f64> = (0..f).map(|j| train.inputs.column(j).mean()).collect();
-    let scale: Vec<f64> = (0..f)
-        .map(|j| {
-            let s = (train.inputs.column(j).map(|x| (x - mean[j]).powi(2)).sum() / n as f64).sqrt();
-            if s > 1e-6 { s } else { 1.0 }
-        })
-        .collect();
-    let standard = |m: &nalgebra::DMatrix<f64>, i: usize| -> Vec<f64> {
+    // The standardisation training applies to the inputs.
+    let (mean, scale) = column_standardisation(&train.inputs);
+    let standard = |m: &DMatrix<f64>, i: usize| -> Vec<f64> {
         (0..f).map(|j| (m[(i, j)] - mean[j]) / scale[j]).collect()
     };
     let train_rows: Vec<Vec<f64>> = (0..n).map(|i| standard(&train.inputs, i)).collect();
-    let v = held.residuals.ncols() / 3;
+    // The training rows are the converged drapes, in order.
+    let train_sources: Vec<&str> = train_drapes
+        .iter()
+        .filter(|d| d.converged)
+        .map(|d| d.source.as_str())
+        .collect();
     println!("source\tnearest_rms\tnearest_drape_mm\tnearest_source");
     let mut pairs = Vec::new();
     for (i, drape) in held_drapes.iter().enumerate() {
@@ -74,26 +76,9 @@ fn main() -> senc::Result<()> {
             })
             .min_by(|a, b| a.1.total_cmp(&b.1))
             .expect("training rows");
-        let error: f64 = (0..v)
-            .map(|p| {
-                (0..3)
-                    .map(|c| {
-                        (train.residuals[(best, 3 * p + c)] - held.residuals[(i, 3 * p + c)])
-                            .powi(2)
-                    })
-                    .sum::<f64>()
-                    .sqrt()
-            })
-            .sum::<f64>()
-            / v as f64;
+        let error = mean_vertex_distance(&train.residuals, best, &held.residuals, i);
         let rms = (d2 / f as f64).sqrt();
-        // Which training drape: the converged ones, in order.
-        let source = &train_drapes
-            .iter()
-            .filter(|d| d.converged)
-            .nth(best)
-            .expect("row")
-            .source;
+        let source = &train_sources[best];
         println!("{}\t{rms:.3}\t{:.2}\t{source}", drape.source, 1e3 * error);
         pairs.push((rms, 1e3 * error));
     }
@@ -113,19 +98,7 @@ fn main() -> senc::Result<()> {
                 if let (Some(a), Some(b)) = (frame_of(i), frame_of(k))
                     && b - a == gap
                 {
-                    sum += (0..v)
-                        .map(|p| {
-                            (0..3)
-                                .map(|c| {
-                                    (held.residuals[(k, 3 * p + c)]
-                                        - held.residuals[(i, 3 * p + c)])
-                                        .powi(2)
-                                })
-                                .sum::<f64>()
-                                .sqrt()
-                        })
-                        .sum::<f64>()
-                        / v as f64;
+                    sum += mean_vertex_distance(&held.residuals, k, &held.residuals, i);
                     count += 1;
                 }
             }
@@ -149,19 +122,7 @@ fn main() -> senc::Result<()> {
         let model = senc::approx::model::load(&PathBuf::from(dir))?;
         let predicted = senc::approx::train::predict(&model, &held.inputs);
         let errors: Vec<f64> = (0..held.len())
-            .map(|i| {
-                1e3 * (0..v)
-                    .map(|p| {
-                        (0..3)
-                            .map(|c| {
-                                (predicted[(i, 3 * p + c)] - held.residuals[(i, 3 * p + c)]).powi(2)
-                            })
-                            .sum::<f64>()
-                            .sqrt()
-                    })
-                    .sum::<f64>()
-                    / v as f64
-            })
+            .map(|i| 1e3 * mean_vertex_distance(&predicted, i, &held.residuals, i))
             .collect();
         let quartiles: Vec<String> = (0..4)
             .map(|q| {
@@ -187,6 +148,21 @@ fn main() -> senc::Result<()> {
         );
     }
     Ok(())
+}
+
+/// Mean over vertices of the distance between row `i` of `a` and row `k` of
+/// `b`, both holding x, y, z per vertex.
+fn mean_vertex_distance(a: &DMatrix<f64>, i: usize, b: &DMatrix<f64>, k: usize) -> f64 {
+    let vertices = a.ncols() / 3;
+    (0..vertices)
+        .map(|p| {
+            (0..3)
+                .map(|c| (a[(i, 3 * p + c)] - b[(k, 3 * p + c)]).powi(2))
+                .sum::<f64>()
+                .sqrt()
+        })
+        .sum::<f64>()
+        / vertices.max(1) as f64
 }
 
 fn mean_of(x: &[f64]) -> f64 {

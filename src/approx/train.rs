@@ -477,7 +477,7 @@ fn column_means(m: &DMatrix<f64>) -> Vec<f64> {
 
 /// Per column: the mean and the standard deviation (1 where it is below
 /// 1e-6, so constant inputs pass through centred).
-fn column_standardisation(m: &DMatrix<f64>) -> (Vec<f64>, Vec<f64>) {
+pub fn column_standardisation(m: &DMatrix<f64>) -> (Vec<f64>, Vec<f64>) {
     let mean = column_means(m);
     let scale = (0..m.ncols())
         .map(|j| {
