@@ -24,7 +24,9 @@
 //! weights (seed 0) with the checkpoint's normalisers. `LR` is a constant
 //! learning rate, or `RATE/N` for one halved every N updates. A last argument
 //! `newton` pulls the prediction along the Newton step (−H⁻¹g, training's
-//! `preconditioner: Newton`) instead of the energy gradient g.
+//! `preconditioner: Newton`) instead of the energy gradient g; `batch=N`
+//! takes each Adam step on the mean of N updates' clipped gradients (N the
+//! number of states: full-batch steps).
 //!
 //! ```text
 //! senc simulate --config configs/simulate_tshirt.ron --motion 01_01 --frames 0:31 --out ref/t
@@ -79,7 +81,7 @@ fn run() -> senc::Result<()> {
     ] = args.as_slice()
     else {
         return Err(senc::Error::invalid(
-            "usage: fit_one_state CHECKPOINT MOTION FRAMES REFERENCE_DIR STATES trained|fresh UPDATES LR[/N] [gradient|newton] [out=DIR]",
+            "usage: fit_one_state CHECKPOINT MOTION FRAMES REFERENCE_DIR STATES trained|fresh UPDATES LR[/N] [gradient|newton] [out=DIR] [batch=N]",
         ));
     };
     let parse = |what: &str, s: &str| -> senc::Result<f64> {
@@ -88,15 +90,17 @@ fn run() -> senc::Result<()> {
     };
     let mut newton = false;
     let mut out = None;
+    let mut accumulate = 1u64;
     for option in pull {
         match option.as_str() {
             "gradient" => newton = false,
             "newton" => newton = true,
-            _ => match option.strip_prefix("out=") {
-                Some(dir) => out = Some(PathBuf::from(dir)),
-                None => {
+            _ => match (option.strip_prefix("out="), option.strip_prefix("batch=")) {
+                (Some(dir), _) => out = Some(PathBuf::from(dir)),
+                (_, Some(n)) => accumulate = parse("batch", n)?.max(1.0) as u64,
+                _ => {
                     return Err(senc::Error::invalid(format!(
-                        "the optional arguments are gradient, newton and out=DIR, got {option:?}"
+                        "the optional arguments are gradient, newton, out=DIR and batch=N, got {option:?}"
                     )));
                 }
             },
@@ -193,6 +197,7 @@ fn run() -> senc::Result<()> {
 
     let mut trainer = Trainer::new(model);
     trainer.normalizers_frozen = true;
+    trainer.accumulate = accumulate;
     let report = (updates / 20).max(1);
     println!(
         "{:>7} | {:>10} {:>10} | {:>9} {:>9} {:>9} | s",
@@ -251,6 +256,17 @@ fn run() -> senc::Result<()> {
             trainer.apply_gradient(predicted, &e.gradient, lr)?;
         }
     }
+    where_it_misses(
+        &window,
+        &states,
+        &bodies,
+        &starts,
+        &minima,
+        &graphs
+            .iter()
+            .map(|g| tensor_to_points(trainer.predict(g)))
+            .collect::<Vec<_>>(),
+    )?;
     // The fitted network rolled out over the same frames from the first
     // state, against the reference and the skinned garment.
     let mut state = window.state(states.start);
@@ -291,6 +307,158 @@ fn run() -> senc::Result<()> {
         states.start,
         mean(&rolled),
         mean(&skinned)
+    );
+    Ok(())
+}
+
+/// Where the fitted network's steps miss the solver's: every vertex of every
+/// state classed by the solver's answer's distance to the body at t+1 (in
+/// contact within 3 mm, near within 3 cm — the body-edge radius — or free),
+/// by whether it lies on the garment's boundary (hem, collar, sleeve ends),
+/// and by how far the solver moves it from the inertial target
+/// 2x_t − x_{t−1} + Δ²s (zero acceleration in the skinned frame); then the
+/// worst vertex-states one by one.
+fn where_it_misses(
+    window: &ReferenceWindow,
+    states: &std::ops::Range<usize>,
+    bodies: &[senc::rollout::StepBodies],
+    starts: &[senc::rollout::GarmentState],
+    minima: &[(f64, Vec<Vec3>)],
+    predictions: &[Vec<Vec3>],
+) -> senc::Result<()> {
+    let scene = &window.scene;
+    let topology = senc::mesh::Topology::new(&scene.garment.rest);
+    let mut boundary = vec![false; scene.garment.rest.num_vertices()];
+    for v in topology.boundary_loops().iter().flatten() {
+        boundary[*v] = true;
+    }
+    struct Miss {
+        frame: usize,
+        vertex: usize,
+        error: f64,
+        answer_to_body: f64,
+        prediction_to_body: f64,
+        correction: f64,
+        outward: f64,
+        boundary: bool,
+    }
+    let mut misses = Vec::new();
+    for (i, t) in states.clone().enumerate() {
+        let query = bodies[i].query()?;
+        let state = &starts[i];
+        let skinned_next = scene.skinned_garment(t + 1);
+        let answer = &minima[i].1;
+        for v in 0..answer.len() {
+            let inertial = 2.0 * state.x[v] - state.x_prev[v] + skinned_next[v]
+                - 2.0 * state.skinned[v]
+                + state.skinned_prev[v];
+            let closest = query.closest(&answer[v]);
+            let miss = predictions[i][v] - answer[v];
+            misses.push(Miss {
+                frame: t + 1,
+                vertex: v,
+                error: 1e3 * miss.norm(),
+                answer_to_body: 1e3 * closest.signed_distance,
+                prediction_to_body: 1e3 * query.signed_distance(&predictions[i][v]),
+                correction: 1e3 * (answer[v] - inertial).norm(),
+                outward: 1e3 * miss.dot(&closest.face_normal),
+                boundary: boundary[v],
+            });
+        }
+    }
+    let total: f64 = misses.iter().map(|m| m.error).sum();
+    let summary = |label: &str, pick: &dyn Fn(&Miss) -> bool| {
+        let mut e: Vec<f64> = misses.iter().filter(|m| pick(m)).map(|m| m.error).collect();
+        if e.is_empty() {
+            println!("{label:<44} | {:>6.1} % |", 0.0);
+            return;
+        }
+        e.sort_by(f64::total_cmp);
+        let sum: f64 = e.iter().sum();
+        let outward: f64 = misses
+            .iter()
+            .filter(|m| pick(m))
+            .map(|m| m.outward)
+            .sum::<f64>()
+            / e.len() as f64;
+        println!(
+            "{label:<44} | {:>6.1} % | {:>7.2} {:>7.2} {:>7.2} | {:>+7.2} | {:>6.1} %",
+            100.0 * e.len() as f64 / misses.len() as f64,
+            sum / e.len() as f64,
+            e[(e.len() * 95 / 100).min(e.len() - 1)],
+            e[e.len() - 1],
+            outward,
+            100.0 * sum / total
+        );
+    };
+    println!(
+        "where the fitted steps miss the solver's, {} vertex-states:\n{:<44} | {:>8} | {:>7} {:>7} {:>7} | {:>7} | {:>8}",
+        misses.len(),
+        "vertices whose solver answer is",
+        "share",
+        "mean mm",
+        "p95",
+        "max",
+        "outw. mm",
+        "of error"
+    );
+    summary("in contact (within 3 mm of the body at t+1)", &|m| {
+        m.answer_to_body < 3.0
+    });
+    summary("near the body (3 mm to 3 cm)", &|m| {
+        (3.0..30.0).contains(&m.answer_to_body)
+    });
+    summary("free (more than 3 cm from the body)", &|m| {
+        m.answer_to_body >= 30.0
+    });
+    summary("on the garment's boundary", &|m| m.boundary);
+    summary("inside the garment", &|m| !m.boundary);
+    let mut corrections: Vec<f64> = misses.iter().map(|m| m.correction).collect();
+    corrections.sort_by(f64::total_cmp);
+    let q =
+        |f: f64| corrections[((corrections.len() as f64 * f) as usize).min(corrections.len() - 1)];
+    let (q1, q2, q3) = (q(0.25), q(0.5), q(0.75));
+    summary(
+        &format!("moved < {q1:.2} mm from the inertial target"),
+        &|m| m.correction < q1,
+    );
+    summary(&format!("moved {q1:.2}–{q2:.2} mm"), &|m| {
+        (q1..q2).contains(&m.correction)
+    });
+    summary(&format!("moved {q2:.2}–{q3:.2} mm"), &|m| {
+        (q2..q3).contains(&m.correction)
+    });
+    summary(&format!("moved ≥ {q3:.2} mm"), &|m| m.correction >= q3);
+    let n = misses.len() as f64;
+    println!(
+        "the inertial target is {:.2} mm from the solver's answer on average, the network {:.2} mm; the network is the closer of the two for {:.1} % of the vertex-states",
+        misses.iter().map(|m| m.correction).sum::<f64>() / n,
+        total / n,
+        100.0 * misses.iter().filter(|m| m.error < m.correction).count() as f64 / n
+    );
+    misses.sort_by(|a, b| b.error.total_cmp(&a.error));
+    println!(
+        "worst vertex-states: frame vertex | error mm | answer / prediction to the body mm | solver's move from inertial mm | error along the body normal mm | boundary"
+    );
+    for m in misses.iter().take(12) {
+        println!(
+            "{:>5} {:>6} | {:>7.2} | {:>8.2} {:>8.2} | {:>7.2} | {:>+7.2} | {}",
+            m.frame,
+            m.vertex,
+            m.error,
+            m.answer_to_body,
+            m.prediction_to_body,
+            m.correction,
+            m.outward,
+            if m.boundary { "yes" } else { "no" }
+        );
+    }
+    let mut worst_vertices: Vec<usize> = misses.iter().take(100).map(|m| m.vertex).collect();
+    worst_vertices.sort_unstable();
+    worst_vertices.dedup();
+    println!(
+        "the 100 worst vertex-states fall on {} distinct vertices",
+        worst_vertices.len()
     );
     Ok(())
 }

@@ -321,6 +321,53 @@ fn permutation_equivariance() {
     }
 }
 
+/// `edge_strain` appends |x_s − x_r| / |X_s − X_r| − 1 to every mesh-like
+/// edge row and changes nothing else; the network built for it reads it.
+#[test]
+fn edge_strain_appends_each_edges_strain_and_nothing_else() {
+    let scene = TubeScene::new(8, 24, 3);
+    let plain = small_config();
+    let with_strain = ModelConfig {
+        edge_strain: true,
+        ..small_config()
+    };
+    let (a, b) = (step_graph(&scene, &plain), step_graph(&scene, &with_strain));
+    assert_eq!(a.edge_sets.len(), b.edge_sets.len());
+    let mut strained = 0;
+    for (ea, eb) in a.edge_sets.iter().zip(&b.edge_sets) {
+        assert_eq!(ea.kind, eb.kind);
+        assert_eq!(ea.edges.senders, eb.edges.senders);
+        if ea.kind == EdgeKind::Body {
+            assert_eq!(ea.features, eb.features);
+            continue;
+        }
+        assert_eq!(eb.features.cols, ea.features.cols + 1, "{:?}", ea.kind);
+        for (i, (&s, &r)) in ea.edges.senders.iter().zip(&ea.edges.receivers).enumerate() {
+            let (s, r) = (s as usize, r as usize);
+            let (ra, rb) = (ea.features.row(i), eb.features.row(i));
+            assert_eq!(ra, &rb[..ra.len()]);
+            let length = (scene.positions[s] - scene.positions[r]).norm();
+            let rest = (scene.rest.positions[s] - scene.rest.positions[r]).norm();
+            let strain = length / rest - 1.0;
+            let got = f64::from(rb[ra.len()]);
+            assert!(
+                (got - strain).abs() < 1e-6 * (1.0 + strain.abs()),
+                "{:?} edge {s}-{r}: strain column {got}, |d|/|D| - 1 = {strain}",
+                ea.kind
+            );
+            strained += usize::from(strain.abs() > 1e-3);
+        }
+    }
+    assert!(
+        strained > 0,
+        "the scene's edges are all at rest length: the test sees nothing"
+    );
+    let mut sim = NeuralSimulator::new(&with_strain, &Device::flex()).unwrap();
+    b.accumulate(&mut sim.normalizers);
+    let out = sim.predict_positions(&b);
+    assert!(out.iter().all(|p| p.iter().all(|c| c.is_finite())));
+}
+
 /// Every parameter receives a nonzero gradient from the surrogate loss.
 #[test]
 fn gradients_reach_every_parameter() {

@@ -42,6 +42,13 @@ pub struct ModelConfig {
     /// The decoder's unit output is this acceleration, in m per frame²
     /// (gravity at 30 fps is 9.81/900 ≈ 0.011); keeps the first outputs small.
     pub acceleration_scale: f64,
+    /// Give every mesh-like edge row (mesh, coarse, self-collision) one more
+    /// column, its strain |x_s − x_r| / |X_s − X_r| − 1. The rows already
+    /// hold both lengths, but a strain of 1 % is a difference of 0.05
+    /// standard deviations between two normalised inputs; as its own column
+    /// it is normalised to its own spread. Checkpoints without the field
+    /// have no such column.
+    pub edge_strain: bool,
     /// The frame the network's acceleration is integrated in; see
     /// [`Integration`]. Checkpoints without the field are `World`.
     pub integration: Integration,
@@ -119,6 +126,7 @@ impl Default for ModelConfig {
             self_collision_keep_mesh_edges: false,
             normalizer_steps: 100,
             acceleration_scale: 0.01,
+            edge_strain: false,
             integration: Integration::World,
             settle: true,
             body_edge_next: BodyEdgeNext::Garment,

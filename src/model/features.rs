@@ -20,6 +20,12 @@ use crate::Vec3;
 
 /// Columns of a mesh-like edge row.
 pub const MESH_EDGE_FEATURES: usize = 12;
+/// Columns of a mesh-like edge row, with or without the strain column
+/// ([`ModelConfig::edge_strain`](crate::model::ModelConfig::edge_strain)).
+pub fn mesh_edge_feature_count(strain: bool) -> usize {
+    MESH_EDGE_FEATURES + usize::from(strain)
+}
+
 /// Columns of a body edge row.
 pub const BODY_EDGE_FEATURES: usize = 9;
 /// Node types of the one-hot embedding.
@@ -122,26 +128,38 @@ pub fn push_node(out: &mut Features, node: &NodeState, constants: &StepConstants
     );
 }
 
-/// Rows of a mesh-like edge set (mesh, coarse, self-collision).
+/// Rows of a mesh-like edge set (mesh, coarse, self-collision); with
+/// `strain`, each row ends with |d| / |d_rest| − 1 (0 where the rest
+/// length is 0).
 pub fn mesh_edge_features(
     senders: &[u32],
     receivers: &[u32],
     positions: &[Vec3],
     rest: &[Vec3],
     constants: &StepConstants,
+    strain: bool,
 ) -> Features {
-    let mut out = Features::with_capacity(senders.len(), MESH_EDGE_FEATURES);
+    let mut out = Features::with_capacity(senders.len(), mesh_edge_feature_count(strain));
     for (&s, &r) in senders.iter().zip(receivers) {
         let (s, r) = (s as usize, r as usize);
         let d = positions[s] - positions[r];
         let d_rest = rest[s] - rest[r];
+        let (length, rest_length) = (d.norm(), d_rest.norm());
+        let strain_column = strain.then(|| {
+            if rest_length > 0.0 {
+                length / rest_length - 1.0
+            } else {
+                0.0
+            }
+        });
         out.push(
             d.iter()
                 .copied()
-                .chain([d.norm()])
+                .chain([length])
                 .chain(d_rest.iter().copied())
-                .chain([d_rest.norm(), constants.dt])
-                .chain(constants.material),
+                .chain([rest_length, constants.dt])
+                .chain(constants.material)
+                .chain(strain_column),
         );
     }
     out

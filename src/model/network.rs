@@ -133,7 +133,7 @@ impl GraphNet {
             edge_encoders: arch
                 .edge_kinds()
                 .into_iter()
-                .map(|k| mlp(&[edge_feature_count(k)], l, true))
+                .map(|k| mlp(&[edge_feature_count(k, config)], l, true))
                 .collect(),
             blocks,
             decoder: mlp(&[l], 3, false),

@@ -46,7 +46,7 @@ impl NeuralSimulator {
         let arch = config.validate()?;
         Ok(NeuralSimulator {
             net: net(&arch),
-            normalizers: Normalizers::new(&arch, config.coarse_levels),
+            normalizers: Normalizers::new(&arch, config),
             config: config.clone(),
             arch,
             device: device.clone(),

@@ -93,12 +93,19 @@ pub struct Normalizers {
 }
 
 impl Normalizers {
-    /// Empty statistics for every input of `arch` with `coarse_levels` levels.
-    pub fn new(arch: &Architecture, coarse_levels: usize) -> Self {
+    /// Empty statistics for every input of `arch` under `config` (its
+    /// coarse levels and edge columns).
+    pub fn new(arch: &Architecture, config: &ModelConfig) -> Self {
+        let coarse_levels = config.coarse_levels;
         let edges = arch
             .edge_kinds()
             .into_iter()
-            .map(|k| (k.to_string(), Normalizer::new(edge_feature_count(k))))
+            .map(|k| {
+                (
+                    k.to_string(),
+                    Normalizer::new(edge_feature_count(k, config)),
+                )
+            })
             .collect();
         Normalizers {
             nodes: Normalizer::new(features::node_feature_count(coarse_levels)),
@@ -118,11 +125,11 @@ impl Normalizers {
     }
 }
 
-/// Columns of the feature rows of an edge set.
-pub fn edge_feature_count(kind: EdgeKind) -> usize {
+/// Columns of the feature rows of an edge set under `config`.
+pub fn edge_feature_count(kind: EdgeKind, config: &ModelConfig) -> usize {
     match kind {
         EdgeKind::Body => features::BODY_EDGE_FEATURES,
-        _ => features::MESH_EDGE_FEATURES,
+        _ => features::mesh_edge_feature_count(config.edge_strain),
     }
 }
 
@@ -269,6 +276,7 @@ impl StepGraph {
                         x,
                         rest,
                         &constants,
+                        config.edge_strain,
                     );
                     (edges, f)
                 }
