@@ -24,7 +24,13 @@
 //! weights (seed 0) with the checkpoint's normalisers. `LR` is a constant
 //! learning rate, or `RATE/N` for one halved every N updates. A last argument
 //! `newton` pulls the prediction along the Newton step (−H⁻¹g, training's
-//! `preconditioner: Newton`) instead of the energy gradient g; `batch=N`
+//! `preconditioner: Newton`) instead of the energy gradient g, and
+//! `supervised` straight towards the solver's answer (x − x*: regression on
+//! the answers, which `senc train` never has; it tells whether the network
+//! can represent the steps at all), and `mixed=C` along g − C·d, d the
+//! Newton step (the gradient, plus a pull of C N/m towards the Newton
+//! step's target that outweighs the inertia, m/dt² ≈ 0.09 N/m a vertex,
+//! along the soft modes); `batch=N`
 //! takes each Adam step on the mean of N updates' clipped gradients (N the
 //! number of states: full-batch steps).
 //!
@@ -81,26 +87,41 @@ fn run() -> senc::Result<()> {
     ] = args.as_slice()
     else {
         return Err(senc::Error::invalid(
-            "usage: fit_one_state CHECKPOINT MOTION FRAMES REFERENCE_DIR STATES trained|fresh UPDATES LR[/N] [gradient|newton] [out=DIR] [batch=N]",
+            "usage: fit_one_state CHECKPOINT MOTION FRAMES REFERENCE_DIR STATES trained|fresh UPDATES LR[/N] [gradient|newton|supervised|mixed=C] [out=DIR] [batch=N]",
         ));
     };
     let parse = |what: &str, s: &str| -> senc::Result<f64> {
         s.parse::<f64>()
             .map_err(|_| senc::Error::invalid(format!("{what} must be a number, got {s:?}")))
     };
-    let mut newton = false;
+    #[derive(PartialEq)]
+    enum Pull {
+        Gradient,
+        Newton,
+        Supervised,
+        /// g − c·d, d the Newton step: the gradient plus a pull of c N/m
+        /// along the Newton step.
+        Mixed(f64),
+    }
+    let mut pull_by = Pull::Gradient;
     let mut out = None;
     let mut accumulate = 1u64;
     for option in pull {
         match option.as_str() {
-            "gradient" => newton = false,
-            "newton" => newton = true,
-            _ => match (option.strip_prefix("out="), option.strip_prefix("batch=")) {
-                (Some(dir), _) => out = Some(PathBuf::from(dir)),
-                (_, Some(n)) => accumulate = parse("batch", n)?.max(1.0) as u64,
+            "gradient" => pull_by = Pull::Gradient,
+            "newton" => pull_by = Pull::Newton,
+            "supervised" => pull_by = Pull::Supervised,
+            _ => match (
+                option.strip_prefix("out="),
+                option.strip_prefix("batch="),
+                option.strip_prefix("mixed="),
+            ) {
+                (Some(dir), _, _) => out = Some(PathBuf::from(dir)),
+                (_, Some(n), _) => accumulate = parse("batch", n)?.max(1.0) as u64,
+                (_, _, Some(c)) => pull_by = Pull::Mixed(parse("mixed", c)?),
                 _ => {
                     return Err(senc::Error::invalid(format!(
-                        "the optional arguments are gradient, newton, out=DIR and batch=N, got {option:?}"
+                        "the optional arguments are gradient, newton, supervised, mixed=C, out=DIR and batch=N, got {option:?}"
                     )));
                 }
             },
@@ -243,14 +264,20 @@ fn run() -> senc::Result<()> {
         if !e.total.is_finite() {
             return Err(senc::Error::invalid("the loss is no longer finite"));
         }
-        if newton {
+        if pull_by == Pull::Supervised {
+            let pulled: Vec<Vec3> = x.iter().zip(&minima[i].1).map(|(p, q)| p - q).collect();
+            trainer.apply_gradient(predicted, &pulled, lr)?;
+        } else if pull_by != Pull::Gradient {
             let free: Vec<bool> = graphs[i].free.iter().map(|&f| f > 0.5).collect();
             let Some(d) =
                 newton_direction(&steps[i].energies(), &x, &e.gradient, &free, &mut cholesky)
             else {
                 return Err(senc::Error::invalid("the Newton step failed"));
             };
-            let pulled: Vec<Vec3> = d.iter().map(|d| -d).collect();
+            let pulled: Vec<Vec3> = match pull_by {
+                Pull::Mixed(c) => e.gradient.iter().zip(&d).map(|(g, d)| g - c * d).collect(),
+                _ => d.iter().map(|d| -d).collect(),
+            };
             trainer.apply_gradient(predicted, &pulled, lr)?;
         } else {
             trainer.apply_gradient(predicted, &e.gradient, lr)?;

@@ -123,7 +123,7 @@ fn training_lowers_the_loss_of_a_repeated_sample() {
 }
 
 #[test]
-fn the_newton_preconditioner_changes_the_updates_and_stays_finite() {
+fn the_newton_and_mixed_preconditioners_change_the_updates_and_stay_finite() {
     let _serial = serial();
     let run = |preconditioner| {
         let dir = tempfile::tempdir().unwrap();
@@ -135,12 +135,18 @@ fn the_newton_preconditioner_changes_the_updates_and_stays_finite() {
     };
     let plain = run(Preconditioner::Gradient);
     let newton = run(Preconditioner::Newton);
-    assert_eq!(plain.len(), newton.len());
-    // Same initial weights and sample: the first prediction is the same;
-    // after one update with a different pulled vector it is not.
-    assert_eq!(plain[0], newton[0]);
-    assert!(newton.iter().all(|(_, l)| l.is_finite()), "{newton:?}");
-    assert_ne!(plain[1..], newton[1..]);
+    let mixed = run(Preconditioner::Mixed { pull: 100.0 });
+    // A pull of 0 is the gradient: the same updates, bit for bit.
+    assert_eq!(run(Preconditioner::Mixed { pull: 0.0 }), plain);
+    for other in [&newton, &mixed] {
+        assert_eq!(plain.len(), other.len());
+        // Same initial weights and sample: the first prediction is the same;
+        // after one update with a different pulled vector it is not.
+        assert_eq!(plain[0], other[0]);
+        assert!(other.iter().all(|(_, l)| l.is_finite()), "{other:?}");
+        assert_ne!(plain[1..], other[1..]);
+    }
+    assert_ne!(newton[1..], mixed[1..]);
 }
 
 /// [`tiny`] with a held-out validation rollout of 3 frames every 4 updates.

@@ -153,7 +153,7 @@ pub struct TrainConfig {
 }
 
 /// The vector backpropagated from the predicted positions into the network.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub enum Preconditioner {
     /// g = ∂E/∂x (N): HOOD's surrogate L = Σ x·g. Each mode of the cloth
     /// is learned in proportion to the energy it costs, so the soft ones
@@ -168,6 +168,13 @@ pub enum Preconditioner {
     /// the fixed point is the same, g = 0. One sparse factorisation per
     /// update.
     Newton,
+    /// g + c·H⁻¹g: the gradient, plus a pull of `pull` = c (N/m) towards
+    /// the Newton target. Along the stiff modes (stretching, contact) g
+    /// dominates as in `Gradient`; along the soft ones, whose curvature is
+    /// little more than the inertia m/dt² (≈ 0.09 N/m a vertex of the
+    /// T-shirt), the pull does, so they are learned by their distance
+    /// rather than their cost. `pull: 0` is `Gradient`.
+    Mixed { pull: f64 },
 }
 
 impl Default for TrainConfig {

@@ -539,8 +539,8 @@ struct StepLoss {
 }
 
 /// What is pulled back through the network from the prediction `x` (per
-/// vertex): the loss gradient g, or the Newton step's H⁻¹g (`None` when
-/// the factorisation fails; the update is then skipped).
+/// vertex): the loss gradient g, the Newton step's H⁻¹g, or g + c·H⁻¹g
+/// (`None` when the factorisation fails; the update is then skipped).
 fn pulled_vector<'e>(
     preconditioner: Preconditioner,
     step: &Step<'_>,
@@ -555,6 +555,19 @@ fn pulled_vector<'e>(
             let free: Vec<bool> = free.iter().map(|&f| f > 0.5).collect();
             newton_direction(&step.energies(), x, &evaluation.gradient, &free, cholesky)
                 .map(|d| std::borrow::Cow::Owned(d.iter().map(|d| -d).collect()))
+        }
+        Preconditioner::Mixed { pull } => {
+            let free: Vec<bool> = free.iter().map(|&f| f > 0.5).collect();
+            newton_direction(&step.energies(), x, &evaluation.gradient, &free, cholesky).map(|d| {
+                std::borrow::Cow::Owned(
+                    evaluation
+                        .gradient
+                        .iter()
+                        .zip(&d)
+                        .map(|(g, d)| g - pull * d)
+                        .collect(),
+                )
+            })
         }
     }
 }
