@@ -14,7 +14,11 @@
 //! states, the mean and worst excess of E at the prediction over E at the
 //! solver's answer x* from the same state (the minimum training aims at),
 //! and the mean, median and largest vertex distance from x* (the median
-//! averaged over the states). Last, it rolls the
+//! averaged over the states). Then it shows where the fitted steps miss
+//! x*: by the answer's distance to the body, on the garment's boundary or
+//! not, by how far the solver moves each vertex from the inertial target,
+//! the error's component along the body normal, and the worst
+//! vertex-states one by one. Last, it rolls the
 //! fitted network out over the same frames from the first state and prints
 //! its distance from the reference's frames beside skinning's; with
 //! `out=DIR` it writes that rollout as DIR/frame_{k:05}.ply (k the frame's
