@@ -51,9 +51,10 @@ use senc::mesh::write_ply_simple;
 use senc::model::NeuralSimulator;
 use senc::model::simulator::tensor_to_points;
 use senc::motion::FrameRange;
-use senc::physics::solver::newton::{SparseCholesky, newton_direction};
+use senc::physics::solver::newton::SparseCholesky;
 use senc::rollout::{Conditions, DT, GarmentModelInputs, build_step_graph};
 use senc::train::trainer::Trainer;
+use senc::train::{Preconditioner, pulled_vector};
 
 #[path = "shared/reference_window.rs"]
 mod reference_window;
@@ -98,22 +99,19 @@ fn run() -> senc::Result<()> {
         s.parse::<f64>()
             .map_err(|_| senc::Error::invalid(format!("{what} must be a number, got {s:?}")))
     };
-    #[derive(PartialEq)]
+    /// What the prediction is pulled along: what `senc train` can use, or
+    /// the solver's answers themselves.
     enum Pull {
-        Gradient,
-        Newton,
+        Preconditioned(Preconditioner),
         Supervised,
-        /// g − c·d, d the Newton step: the gradient plus a pull of c N/m
-        /// along the Newton step.
-        Mixed(f64),
     }
-    let mut pull_by = Pull::Gradient;
+    let mut pull_by = Pull::Preconditioned(Preconditioner::Gradient);
     let mut out = None;
     let mut accumulate = 1u64;
     for option in pull {
         match option.as_str() {
-            "gradient" => pull_by = Pull::Gradient,
-            "newton" => pull_by = Pull::Newton,
+            "gradient" => pull_by = Pull::Preconditioned(Preconditioner::Gradient),
+            "newton" => pull_by = Pull::Preconditioned(Preconditioner::Newton),
             "supervised" => pull_by = Pull::Supervised,
             _ => match (
                 option.strip_prefix("out="),
@@ -122,7 +120,11 @@ fn run() -> senc::Result<()> {
             ) {
                 (Some(dir), _, _) => out = Some(PathBuf::from(dir)),
                 (_, Some(n), _) => accumulate = parse("batch", n)?.max(1.0) as u64,
-                (_, _, Some(c)) => pull_by = Pull::Mixed(parse("mixed", c)?),
+                (_, _, Some(c)) => {
+                    pull_by = Pull::Preconditioned(Preconditioner::Mixed {
+                        pull: parse("mixed", c)?,
+                    })
+                }
                 _ => {
                     return Err(senc::Error::invalid(format!(
                         "the optional arguments are gradient, newton, supervised, mixed=C, out=DIR and batch=N, got {option:?}"
@@ -268,24 +270,20 @@ fn run() -> senc::Result<()> {
         if !e.total.is_finite() {
             return Err(senc::Error::invalid("the loss is no longer finite"));
         }
-        if pull_by == Pull::Supervised {
-            let pulled: Vec<Vec3> = x.iter().zip(&minima[i].1).map(|(p, q)| p - q).collect();
-            trainer.apply_gradient(predicted, &pulled, lr)?;
-        } else if pull_by != Pull::Gradient {
-            let free: Vec<bool> = graphs[i].free.iter().map(|&f| f > 0.5).collect();
-            let Some(d) =
-                newton_direction(&steps[i].energies(), &x, &e.gradient, &free, &mut cholesky)
-            else {
-                return Err(senc::Error::invalid("the Newton step failed"));
-            };
-            let pulled: Vec<Vec3> = match pull_by {
-                Pull::Mixed(c) => e.gradient.iter().zip(&d).map(|(g, d)| g - c * d).collect(),
-                _ => d.iter().map(|d| -d).collect(),
-            };
-            trainer.apply_gradient(predicted, &pulled, lr)?;
-        } else {
-            trainer.apply_gradient(predicted, &e.gradient, lr)?;
-        }
+        let pulled: Vec<Vec3> = match pull_by {
+            Pull::Supervised => x.iter().zip(&minima[i].1).map(|(p, q)| p - q).collect(),
+            Pull::Preconditioned(preconditioner) => pulled_vector(
+                preconditioner,
+                &steps[i],
+                &x,
+                &e,
+                &graphs[i].free,
+                &mut cholesky,
+            )
+            .ok_or_else(|| senc::Error::invalid("the Newton step failed"))?
+            .into_owned(),
+        };
+        trainer.apply_gradient(predicted, &pulled, lr)?;
     }
     where_it_misses(
         &window,
@@ -399,23 +397,20 @@ fn where_it_misses(
     }
     let total: f64 = misses.iter().map(|m| m.error).sum();
     let summary = |label: &str, pick: &dyn Fn(&Miss) -> bool| {
-        let mut e: Vec<f64> = misses.iter().filter(|m| pick(m)).map(|m| m.error).collect();
-        if e.is_empty() {
+        let picked: Vec<&Miss> = misses.iter().filter(|m| pick(m)).collect();
+        if picked.is_empty() {
             println!("{label:<44} | {:>6.1} % |", 0.0);
             return;
         }
+        let count = picked.len() as f64;
+        let mut e: Vec<f64> = picked.iter().map(|m| m.error).collect();
         e.sort_by(f64::total_cmp);
         let sum: f64 = e.iter().sum();
-        let outward: f64 = misses
-            .iter()
-            .filter(|m| pick(m))
-            .map(|m| m.outward)
-            .sum::<f64>()
-            / e.len() as f64;
+        let outward = picked.iter().map(|m| m.outward).sum::<f64>() / count;
         println!(
             "{label:<44} | {:>6.1} % | {:>7.2} {:>7.2} {:>7.2} | {:>+7.2} | {:>6.1} %",
-            100.0 * e.len() as f64 / misses.len() as f64,
-            sum / e.len() as f64,
+            100.0 * count / misses.len() as f64,
+            sum / count,
             e[(e.len() * 95 / 100).min(e.len() - 1)],
             e[e.len() - 1],
             outward,

@@ -17,7 +17,7 @@ pub mod window;
 pub use config::{Preconditioner, TrainConfig};
 pub use run::{
     RUN_CONFIG_FILE, SELECTED_FILE, TrainOptions, TrainSummary, best_dir, checkpoint_dir,
-    checkpoint_run_config, train, validated_dir, validated_models,
+    checkpoint_run_config, pulled_vector, train, validated_dir, validated_models,
 };
 pub use run_config::RunConfig;
 pub use trainer::{Trainer, UpdateStats};

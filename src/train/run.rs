@@ -541,7 +541,8 @@ struct StepLoss {
 /// What is pulled back through the network from the prediction `x` (per
 /// vertex): the loss gradient g, the Newton step's H⁻¹g, or g + c·H⁻¹g
 /// (`None` when the factorisation fails; the update is then skipped).
-fn pulled_vector<'e>(
+/// `evaluation` is the loss at `x`, `free` the step graph's free flags.
+pub fn pulled_vector<'e>(
     preconditioner: Preconditioner,
     step: &Step<'_>,
     x: &[Vec3],
@@ -549,27 +550,25 @@ fn pulled_vector<'e>(
     free: &[f32],
     cholesky: &mut SparseCholesky,
 ) -> Option<std::borrow::Cow<'e, [Vec3]>> {
-    match preconditioner {
-        Preconditioner::Gradient => Some(std::borrow::Cow::Borrowed(&evaluation.gradient)),
-        Preconditioner::Newton => {
-            let free: Vec<bool> = free.iter().map(|&f| f > 0.5).collect();
-            newton_direction(&step.energies(), x, &evaluation.gradient, &free, cholesky)
-                .map(|d| std::borrow::Cow::Owned(d.iter().map(|d| -d).collect()))
+    let pull = match preconditioner {
+        Preconditioner::Gradient => {
+            return Some(std::borrow::Cow::Borrowed(&evaluation.gradient));
         }
-        Preconditioner::Mixed { pull } => {
-            let free: Vec<bool> = free.iter().map(|&f| f > 0.5).collect();
-            newton_direction(&step.energies(), x, &evaluation.gradient, &free, cholesky).map(|d| {
-                std::borrow::Cow::Owned(
-                    evaluation
-                        .gradient
-                        .iter()
-                        .zip(&d)
-                        .map(|(g, d)| g - pull * d)
-                        .collect(),
-                )
-            })
-        }
-    }
+        Preconditioner::Newton => None,
+        Preconditioner::Mixed { pull } => Some(pull),
+    };
+    let free: Vec<bool> = free.iter().map(|&f| f > 0.5).collect();
+    // d = −H⁻¹g, the Newton step from x.
+    let d = newton_direction(&step.energies(), x, &evaluation.gradient, &free, cholesky)?;
+    Some(std::borrow::Cow::Owned(match pull {
+        None => d.iter().map(|d| -d).collect(),
+        Some(c) => evaluation
+            .gradient
+            .iter()
+            .zip(&d)
+            .map(|(g, d)| g - c * d)
+            .collect(),
+    }))
 }
 
 /// What one sample contributed.
