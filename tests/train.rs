@@ -5,10 +5,10 @@ use std::path::Path;
 use senc::body::Body;
 use senc::garment::Garment;
 use senc::garment::config::GarmentConfig;
-use senc::model::ModelConfig;
 use senc::model::checkpoint;
+use senc::model::{ContactProjection, ModelConfig};
 use senc::motion::Motion;
-use senc::physics::Material;
+use senc::physics::{ContactSearch, Material, tracked_body_contacts};
 use senc::rollout::{RolloutOptions, Scene, rollout};
 use senc::train::RunConfig;
 use senc::train::config::{MotionWindow, Selection, TrainConfig, Validation};
@@ -147,6 +147,76 @@ fn the_newton_and_mixed_preconditioners_change_the_updates_and_stay_finite() {
         assert_ne!(plain[1..], other[1..]);
     }
     assert_ne!(newton[1..], mixed[1..]);
+}
+
+/// With `model.contact_projection` the loss is taken at the projected step,
+/// so the updates differ from the plain run's; the trained model's rollout
+/// leaves no free vertex inside the margin of its contact plane (searched
+/// from the frame before, as the step does), where the same weights without
+/// the projection do leave some there.
+#[test]
+fn the_contact_projection_changes_training_and_keeps_rollouts_out_of_the_margin() {
+    let _serial = serial();
+    let margin = 0.002;
+    let plain_dir = tempfile::tempdir().unwrap();
+    train(&tiny(6), &options(plain_dir.path())).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = tiny(6);
+    config.model.contact_projection = Some(ContactProjection {
+        search: ContactSearch::CurrentBody,
+        margin,
+    });
+    let summary = train(&config, &options(dir.path())).unwrap();
+    assert_eq!(summary.skipped, 0);
+    let (plain, projected) = (losses(plain_dir.path()), losses(dir.path()));
+    assert!(
+        projected.iter().all(|(_, l)| l.is_finite()),
+        "{projected:?}"
+    );
+    assert_ne!(plain, projected);
+
+    let mut model =
+        checkpoint::load(&checkpoint_dir(dir.path()), &burn::tensor::Device::flex()).unwrap();
+    assert_eq!(
+        model.config.contact_projection,
+        config.model.contact_projection
+    );
+    let body = Body::makehuman().unwrap();
+    let garment = Garment::from_config(&config.garment, &body).unwrap();
+    let motion = Motion::load(Path::new("01_01"), &body).unwrap();
+    let scene = Scene::new(body, garment, motion);
+    let pinned = &scene.garment.pinned;
+    // The least clearance of a free vertex from its contact plane, per frame.
+    let clearances = |model: &senc::model::NeuralSimulator| {
+        let mut previous = scene.skinned_garment(0);
+        let mut least = Vec::new();
+        rollout(
+            model,
+            &scene,
+            0..6,
+            &RolloutOptions::default(),
+            |_, x, bodies| {
+                let contacts =
+                    tracked_body_contacts(&previous, bodies.query_now()?, bodies.query()?);
+                least.push(
+                    contacts
+                        .iter()
+                        .filter(|c| !pinned.contains(&c.vertex))
+                        .map(|c| c.distance(&x[c.vertex]))
+                        .fold(f64::INFINITY, f64::min),
+                );
+                previous = x.to_vec();
+                Ok(())
+            },
+        )
+        .unwrap();
+        least
+    };
+    let with = clearances(&model);
+    assert!(with.iter().all(|&d| d >= margin - 1e-9), "{with:?}");
+    model.config.contact_projection = None;
+    let without = clearances(&model);
+    assert!(without.iter().any(|&d| d < margin), "{without:?}");
 }
 
 /// [`tiny`] with a held-out validation rollout of 3 frames every 4 updates.

@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::architecture::Architecture;
+use crate::physics::ContactSearch;
 use crate::{Error, Result};
 
 /// The HOOD/SENC block list of the paper model: three fine blocks, down to
@@ -65,6 +66,27 @@ pub struct ModelConfig {
     /// body at t+1; see [`BodyEdgeNext`]. Checkpoints without the field
     /// are `Garment`.
     pub body_edge_next: BodyEdgeNext,
+    /// Move the vertices each step leaves inside the body's collision
+    /// margin back out to it ([`ContactProjection`]), in rollouts and in
+    /// training alike; `None` (checkpoints without the field) leaves the
+    /// network's step as it is.
+    pub contact_projection: Option<ContactProjection>,
+}
+
+/// The last stage of a learned step: free vertices closer to their body
+/// contact plane than `margin` are moved out along its normal to it
+/// (`physics::contact_projection`); training evaluates its loss at the
+/// projected positions and pulls the gradient back through the projection,
+/// so an error into the body costs nothing along the normal (DESIGN §5).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ContactProjection {
+    /// Which body the contact faces are searched on (as the physics'
+    /// `contact_search`).
+    pub search: ContactSearch,
+    /// Distance (m) from the contact plane a moved vertex ends at; the
+    /// collision penalty's margin ε is the natural choice (0.002).
+    pub margin: f64,
 }
 
 /// The garment end of a body edge's "next" features (DESIGN §5).
@@ -130,6 +152,7 @@ impl Default for ModelConfig {
             integration: Integration::World,
             settle: true,
             body_edge_next: BodyEdgeNext::Garment,
+            contact_projection: None,
         }
     }
 }
@@ -184,6 +207,14 @@ impl ModelConfig {
         if self.body_edge_next == BodyEdgeNext::Carried && self.integration != Integration::Skinned
         {
             return bad("body_edge_next: Carried needs integration: Skinned".into());
+        }
+        if let Some(p) = &self.contact_projection
+            && !(p.margin.is_finite() && p.margin >= 0.0)
+        {
+            return bad(format!(
+                "contact_projection.margin must be a non-negative number, got {}",
+                p.margin
+            ));
         }
         let arch: Architecture = self.architecture.parse()?;
         if let Some(level) = arch.deepest_coarse_level()

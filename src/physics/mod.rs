@@ -11,6 +11,9 @@
 //! boxed term, [`SelfCollisionEnergy`] ([`EnergySum::push_boxed`],
 //! [`ReferenceSolver::with_term`]).
 //!
+//! [`project_out`] moves a step's vertices that end inside the body's
+//! collision margin back out to it (a learned step's optional last stage).
+//!
 //! The reference solver that minimises those sums, and the runners built
 //! on it, are the [`solver`] submodule.
 
@@ -18,6 +21,7 @@ pub mod bend;
 pub mod body_collision;
 pub mod cloth;
 pub mod config;
+pub mod contact_projection;
 pub mod energy;
 pub mod external;
 pub mod floor;
@@ -37,6 +41,7 @@ pub use body_collision::{
 };
 pub use cloth::{BodyMotion, Cloth, Step};
 pub use config::{PhysicsConfig, SolverConfig, SolverMethod};
+pub use contact_projection::{ProjectedStep, project_out};
 pub use energy::{Energy, EnergySum, Evaluation, TermValue};
 pub use external::ExternalForce;
 pub use floor::Floor;

@@ -11,9 +11,11 @@ pub use run::{RolloutOptions, RolloutSummary, rollout};
 pub use scene::{Scene, StepBodies};
 
 use crate::Vec3;
-use crate::model::{GarmentGraph, ModelConfig, StepGraph, StepInputs};
-use crate::physics::lumped_masses;
+use crate::model::{ContactProjection, GarmentGraph, ModelConfig, StepGraph, StepInputs};
 use crate::physics::material::{GRAVITY, Material};
+use crate::physics::{
+    ContactSearch, ProjectedStep, body_contacts, lumped_masses, project_out, tracked_body_contacts,
+};
 
 /// Frames per second of the simulation (DESIGN §2).
 pub const FPS: f64 = 30.0;
@@ -141,6 +143,28 @@ pub fn build_step_graph(
         external_acceleration: conditions.external + Vec3::new(0.0, -GRAVITY, 0.0),
     };
     StepGraph::build(&cached.graph, &inputs, config, arch)
+}
+
+/// The network's predicted positions `x` for the step from `x_t` after the
+/// model's contact projection: the free vertices that end inside the
+/// collision margin of their body contact (searched from `x_t` as
+/// `projection.search` says) moved out to it. Training and rollout both
+/// call this, so both see the same step.
+pub fn project_step(
+    x: Vec<Vec3>,
+    x_t: &[Vec3],
+    bodies: &StepBodies,
+    projection: &ContactProjection,
+    pinned: &[bool],
+) -> crate::Result<ProjectedStep> {
+    let contacts = match projection.search {
+        ContactSearch::NextBody => body_contacts(x_t, bodies.query()?),
+        ContactSearch::CurrentBody => {
+            tracked_body_contacts(x_t, bodies.query_now()?, bodies.query()?)
+        }
+    };
+    let free: Vec<bool> = pinned.iter().map(|p| !p).collect();
+    Ok(project_out(x, &contacts, projection.margin, &free))
 }
 
 #[cfg(test)]

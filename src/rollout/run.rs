@@ -86,7 +86,11 @@ pub fn rollout(
             &model.config,
             &model.arch,
         )?;
-        let next = model.predict_positions(&graph);
+        let mut next = model.predict_positions(&graph);
+        if let Some(projection) = &model.config.contact_projection {
+            next =
+                super::project_step(next, &state.x, &bodies, projection, &cached.pinned)?.positions;
+        }
         if let Some(v) = next.iter().position(|p| !p.iter().all(|c| c.is_finite())) {
             return Err(Error::invalid(format!(
                 "the model produced a non-finite position at vertex {v} in frame {frame}"

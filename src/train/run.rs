@@ -44,7 +44,9 @@ use crate::model::checkpoint;
 use crate::model::simulator::tensor_to_points;
 use crate::physics::solver::newton::{SparseCholesky, newton_direction};
 use crate::physics::{Cloth, Evaluation, PhysicsConfig, Step};
-use crate::rollout::{DT, GarmentModelInputs, GarmentState, SETTLE_DT, Scene, build_step_graph};
+use crate::rollout::{
+    DT, GarmentModelInputs, GarmentState, SETTLE_DT, Scene, build_step_graph, project_step,
+};
 use crate::train::RunConfig;
 use crate::train::{Preconditioner, TrainConfig};
 use crate::{Error, Result, Vec3};
@@ -670,7 +672,17 @@ impl SampleRun<'_> {
             )?;
             trainer.accumulate_normalizers(&graph);
             let predicted = trainer.predict(&graph);
-            let x = tensor_to_points(predicted.clone());
+            let mut x = tensor_to_points(predicted.clone());
+            // The model's contact projection, as rollout applies it; the
+            // loss is taken at the projected positions and pulled back.
+            let projected = match &trainer.sim.config.contact_projection {
+                Some(projection) if x.iter().all(|p| p.iter().all(|c| c.is_finite())) => {
+                    let p = project_step(x, &state.x, &bodies, projection, &cached.pinned)?;
+                    x = p.positions.clone();
+                    Some(p)
+                }
+                _ => None,
+            };
 
             let update = trainer.updates;
             let velocity = state.velocity(dt);
@@ -710,6 +722,10 @@ impl SampleRun<'_> {
                 })
                 .flatten();
             let finite = pulled.is_some();
+            let pulled = match (pulled, &projected) {
+                (Some(pulled), Some(p)) => Some(std::borrow::Cow::Owned(p.pull_back(&pulled))),
+                (pulled, _) => pulled,
+            };
             let grad_norm = if let Some(pulled) = pulled {
                 trainer
                     .apply_gradient(predicted, &pulled, lr)?
