@@ -147,6 +147,12 @@ fn run() -> senc::Result<()> {
     let checkpoint = PathBuf::from(checkpoint);
     let device = burn::tensor::Device::default();
     let mut model = senc::model::checkpoint::load(&checkpoint, &device)?;
+    if model.config.contact_projection.is_some() {
+        return Err(senc::Error::invalid(format!(
+            "{}: the model projects its steps out of the body (model.contact_projection), which this fit does not apply",
+            checkpoint.display()
+        )));
+    }
     match start.as_str() {
         "trained" => {}
         "fresh" => {
