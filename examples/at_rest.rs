@@ -10,7 +10,9 @@
 //! move, so this is the speed itself), the 5th and 95th percentiles of the
 //! edge lengths over their rest lengths at the last frame (a garment that
 //! keeps deforming spreads them), and the vertical offset of its centroid
-//! from the skinned garment's at the last frame (cm).
+//! from the skinned garment's at the last frame and on average over the
+//! frames from `FROM` on (cm; on a moving body, e.g. `01_03 789:1128 279`,
+//! whether the garment rides up or slides down it).
 //!
 //! ```text
 //! senc motion hold 01_01 --frame 0 --out still.bvh
@@ -67,8 +69,8 @@ fn run() -> senc::Result<()> {
         .map(|&[a, b]| (rest.positions[a] - rest.positions[b]).norm())
         .collect();
     println!(
-        "{:<32} {:>14} {:>9} {:>9} {:>10}",
-        "frames", "mm/frame", "edge p5", "edge p95", "rise cm"
+        "{:<32} {:>14} {:>9} {:>9} {:>10} {:>14}",
+        "frames", "mm/frame", "edge p5", "edge p95", "rise cm", "mean rise cm"
     );
     for dir in dirs {
         let x = read_frames(Path::new(dir), rest, Some(range.len()), Match::Vertices)?;
@@ -88,14 +90,16 @@ fn run() -> senc::Result<()> {
             .map(|(&[a, b], l)| (x[last][a] - x[last][b]).norm() / l)
             .collect();
         ratio.sort_by(f64::total_cmp);
-        let rise = (centroid(&x[last]) - centroid(&skinned[last])).y;
+        let rise = |k: usize| (centroid(&x[k]) - centroid(&skinned[k])).y;
+        let mean_rise = (from..x.len()).map(rise).sum::<f64>() / (x.len() - from) as f64;
         println!(
-            "{:<32} {:>14.2} {:>9.3} {:>9.3} {:>10.1}",
+            "{:<32} {:>14.2} {:>9.3} {:>9.3} {:>10.1} {:>14.1}",
             dir,
             1e3 * speed,
             percentile(&ratio, 0.05),
             percentile(&ratio, 0.95),
-            1e2 * rise
+            1e2 * rise(last),
+            1e2 * mean_rise
         );
     }
     Ok(())
