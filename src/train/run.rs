@@ -677,8 +677,8 @@ impl SampleRun<'_> {
             // loss is taken at the projected positions and pulled back.
             let projected = match &trainer.sim.config.contact_projection {
                 Some(projection) if x.iter().all(|p| p.iter().all(|c| c.is_finite())) => {
-                    let p = project_step(x, &state.x, &bodies, projection, &cached.pinned)?;
-                    x = p.positions.clone();
+                    let mut p = project_step(x, &state.x, &bodies, projection, &cached.pinned)?;
+                    x = std::mem::take(&mut p.positions);
                     Some(p)
                 }
                 _ => None,
