@@ -633,10 +633,7 @@ fn every_shipped_run_config_parses_and_validates() {
 /// (its `best/`), so the config a reader finds is the recipe of the model
 /// the tables measure. Validation is not part of the recipe: it draws no
 /// random numbers, so its window and its selection rule change which
-/// validated model `best/` holds, never the weights. (The shipped models
-/// were selected on a 60-frame window by the far share; the shipped
-/// configs select on 300 frames by the centroid distance, which picks the
-/// same update in all four runs: docs/RESULTS.md, "Long rollouts".)
+/// validated model `best/` holds, never the weights.
 #[test]
 fn shipped_checkpoints_were_trained_with_the_shipped_configs() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
