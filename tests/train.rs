@@ -219,6 +219,42 @@ fn the_contact_projection_changes_training_and_keeps_rollouts_out_of_the_margin(
     assert!(without.iter().any(|&d| d < margin), "{without:?}");
 }
 
+/// One column of a run's log.csv, by its header name, per update.
+fn log_column(run: &Path, name: &str) -> Vec<f64> {
+    let text = std::fs::read_to_string(run.join("log.csv")).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let k = header.iter().position(|h| *h == name).unwrap();
+    lines
+        .map(|l| l.split(',').nth(k).unwrap().parse().unwrap())
+        .collect()
+}
+
+/// With `train.contacts_at_prediction` every vertex the prediction leaves
+/// inside the body gets the face it ended behind as a contact too: the
+/// first update (same weights, same sample, same prediction) pays more
+/// body-collision penalty than the plain run where a vertex ended behind a
+/// face other than its x_t contact, and the updates differ.
+#[test]
+fn contacts_at_the_prediction_add_to_the_body_collision_penalty() {
+    let _serial = serial();
+    let mut config = tiny(6);
+    // A strong push, so that steps end inside the body on other faces.
+    config.train.max_external_acceleration = 200.0;
+    let plain_dir = tempfile::tempdir().unwrap();
+    train(&config, &options(plain_dir.path())).unwrap();
+    config.train.contacts_at_prediction = true;
+    let dir = tempfile::tempdir().unwrap();
+    let summary = train(&config, &options(dir.path())).unwrap();
+    assert_eq!(summary.skipped, 0);
+    let plain = log_column(plain_dir.path(), "body_collision");
+    let with = log_column(dir.path(), "body_collision");
+    assert!(with.iter().all(|v| v.is_finite()), "{with:?}");
+    // Here some do end behind another face.
+    assert!(with[0] > plain[0], "{} <= {}", with[0], plain[0]);
+    assert_ne!(losses(plain_dir.path()), losses(dir.path()));
+}
+
 /// [`tiny`] with a held-out validation rollout of 3 frames every 4 updates.
 fn tiny_validated(steps: u64) -> RunConfig {
     let mut config = tiny(steps);

@@ -37,7 +37,8 @@ pub mod stretch;
 
 pub use bend::{Bend, BendRest};
 pub use body_collision::{
-    BodyCollision, BodyContact, ContactSearch, body_contacts, tracked_body_contacts,
+    BodyCollision, BodyContact, ContactSearch, body_contacts, contacts_inside,
+    tracked_body_contacts,
 };
 pub use cloth::{BodyMotion, Cloth, Step};
 pub use config::{PhysicsConfig, SolverConfig, SolverMethod};

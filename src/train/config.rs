@@ -150,6 +150,16 @@ pub struct TrainConfig {
     /// Bound on the global L2 norm of each update's parameter gradient
     /// before the optimiser sees it (HOOD: 1); 0 leaves gradients unclipped.
     pub gradient_clip: f64,
+    /// Adds to each step's body-collision term a contact for every free
+    /// vertex the prediction leaves inside the body at t+1, with the body
+    /// face closest to where it ended ([`crate::physics::contacts_inside`]),
+    /// as one contact pass of the reference solver does
+    /// (`physics.solver.contact_passes`). The contact found from x_t can be
+    /// a face the vertex has already passed (armpit, chin over collar, a
+    /// shoulder the cloth slid over): a prediction inside a neighbouring
+    /// body part then pays nothing for it. `false`: the contacts of x_t
+    /// only (HOOD).
+    pub contacts_at_prediction: bool,
 }
 
 /// The vector backpropagated from the predicted positions into the network.
@@ -229,6 +239,7 @@ impl Default for TrainConfig {
             preconditioner: Preconditioner::Gradient,
             accumulate: 1,
             gradient_clip: GRADIENT_CLIP_NORM,
+            contacts_at_prediction: false,
         }
     }
 }

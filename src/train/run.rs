@@ -43,7 +43,7 @@ use crate::model::NeuralSimulator;
 use crate::model::checkpoint;
 use crate::model::simulator::tensor_to_points;
 use crate::physics::solver::newton::{SparseCholesky, newton_direction};
-use crate::physics::{Cloth, Evaluation, PhysicsConfig, Step};
+use crate::physics::{Cloth, Evaluation, PhysicsConfig, Step, contacts_inside};
 use crate::rollout::{
     DT, GarmentModelInputs, GarmentState, SETTLE_DT, Scene, build_step_graph, project_step,
 };
@@ -687,8 +687,13 @@ impl SampleRun<'_> {
             let update = trainer.updates;
             let velocity = state.velocity(dt);
             let body = bodies.body_motion(cloth.config().contact_search)?;
-            let step = Step::new(&cloth, &state.x, &velocity, dt, Some(body))?
+            let mut step = Step::new(&cloth, &state.x, &velocity, dt, Some(body))?
                 .with_collision_weight(tc.body_collision_weight.at(update));
+            if tc.contacts_at_prediction && x.iter().all(|p| p.iter().all(|c| c.is_finite())) {
+                let free: Vec<bool> = graph.free.iter().map(|&f| f > 0.5).collect();
+                let extra = contacts_inside(&x, &free, bodies.query()?, step.contacts());
+                step.add_contacts(extra);
+            }
             let StepLoss {
                 evaluation,
                 mut terms,
