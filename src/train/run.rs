@@ -684,13 +684,14 @@ impl SampleRun<'_> {
                 _ => None,
             };
 
+            let x_finite = x.iter().all(|p| p.iter().all(|c| c.is_finite()));
             let update = trainer.updates;
             let velocity = state.velocity(dt);
             let body = bodies.body_motion(cloth.config().contact_search)?;
             let mut step = Step::new(&cloth, &state.x, &velocity, dt, Some(body))?
                 .with_collision_weight(tc.body_collision_weight.at(update));
-            if tc.contacts_at_prediction && x.iter().all(|p| p.iter().all(|c| c.is_finite())) {
-                let free: Vec<bool> = graph.free.iter().map(|&f| f > 0.5).collect();
+            if tc.contacts_at_prediction && x_finite {
+                let free: Vec<bool> = cached.pinned.iter().map(|&pinned| !pinned).collect();
                 let extra = contacts_inside(&x, &free, bodies.query()?, step.contacts());
                 step.add_contacts(extra);
             }
@@ -700,7 +701,7 @@ impl SampleRun<'_> {
                 stage,
             } = self.loss(&step, &x, update)?;
             // The prediction's deepest vertex inside the body at t+1 (m).
-            let depth = if x.iter().all(|p| p.iter().all(|c| c.is_finite())) {
+            let depth = if x_finite {
                 points_inside(bodies.query()?, &x)
                     .first()
                     .map_or(0.0, |p| p.1)
