@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::architecture::Architecture;
-use crate::physics::ContactSearch;
+use crate::physics::{ContactSearch, StrainProjectionConfig};
 use crate::{Error, Result};
 
 /// The HOOD/SENC block list of the paper model: three fine blocks, down to
@@ -71,6 +71,12 @@ pub struct ModelConfig {
     /// training alike; `None` (checkpoints without the field) leaves the
     /// network's step as it is.
     pub contact_projection: Option<ContactProjection>,
+    /// Constraints the state after each step is made to meet
+    /// ([`StepConstraints`]), after the contact projection: rollouts, and
+    /// training's chains, go on from the constrained state; training's loss
+    /// is taken before them. `None` (checkpoints without the field) leaves
+    /// the step as it is.
+    pub step_constraints: Option<StepConstraints>,
 }
 
 /// The last stage of a learned step: free vertices closer to their body
@@ -87,6 +93,35 @@ pub struct ContactProjection {
     /// Distance (m) from the contact plane a moved vertex ends at; the
     /// collision penalty's margin ε is the natural choice (0.002).
     pub margin: f64,
+}
+
+/// Constraints met after every learned step, as position-based dynamics
+/// meets them (Müller et al. 2007): edge lengths held within a strain range
+/// (`physics::strain_projection`) and, when `contacts` is given, free
+/// vertices held outside their body contact planes, one Gauss–Seidel sweep
+/// over the edges followed by the contact projection per iteration, so the
+/// body has the last word (DESIGN §5).
+///
+/// They act on the state the next step starts from, not on what the
+/// network is trained to predict: training's loss is taken at the
+/// network's step (after `contact_projection`, if any) and no gradient
+/// flows through them, while its chains go on from the constrained state,
+/// as a rollout does.
+///
+/// ```ron
+/// step_constraints: Some((
+///     strain: (max_strain: 0.05, max_compression: Some(0.1), iterations: 30),
+///     contacts: Some((search: CurrentBody, margin: 0.002)),
+/// ))
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StepConstraints {
+    /// The edge-length range and the number of iterations.
+    pub strain: StrainProjectionConfig,
+    /// The body contact planes met after each sweep.
+    #[serde(default)]
+    pub contacts: Option<ContactProjection>,
 }
 
 /// The garment end of a body edge's "next" features (DESIGN §5).
@@ -153,6 +188,7 @@ impl Default for ModelConfig {
             settle: true,
             body_edge_next: BodyEdgeNext::Garment,
             contact_projection: None,
+            step_constraints: None,
         }
     }
 }
@@ -216,6 +252,19 @@ impl ModelConfig {
                 p.margin
             ));
         }
+        if let Some(c) = &self.step_constraints {
+            c.strain
+                .validate()
+                .map_err(|e| Error::invalid(format!("model config: step_constraints.{e}")))?;
+            if let Some(p) = &c.contacts
+                && !(p.margin.is_finite() && p.margin >= 0.0)
+            {
+                return bad(format!(
+                    "step_constraints.contacts.margin must be a non-negative number, got {}",
+                    p.margin
+                ));
+            }
+        }
         let arch: Architecture = self.architecture.parse()?;
         if let Some(level) = arch.deepest_coarse_level()
             && level >= self.coarse_levels
@@ -253,6 +302,40 @@ mod tests {
             ..ModelConfig::paper()
         };
         assert!(cfg.validate().unwrap_err().to_string().contains("c1"));
+    }
+
+    #[test]
+    fn step_constraints_parse_and_bad_ones_are_named() {
+        let cfg = crate::ron_file::parse_ron::<ModelConfig>(
+            "(step_constraints: Some((strain: (max_strain: 0.05, iterations: 30, \
+             max_compression: Some(0.1)), contacts: Some((search: CurrentBody, margin: 0.002)))))",
+            std::path::Path::new("m.ron"),
+        )
+        .unwrap();
+        cfg.validate().unwrap();
+        let c = cfg.step_constraints.unwrap();
+        assert_eq!(c.strain.max_compression, Some(0.1));
+        assert_eq!(c.contacts.unwrap().search, ContactSearch::CurrentBody);
+        for (strain, margin, named) in
+            [(-0.1, 0.002, "max_strain"), (0.05, -1.0, "contacts.margin")]
+        {
+            let mut bad = ModelConfig::cpu();
+            bad.step_constraints = Some(StepConstraints {
+                strain: StrainProjectionConfig {
+                    max_strain: strain,
+                    ..c.strain
+                },
+                contacts: Some(ContactProjection {
+                    margin,
+                    ..c.contacts.unwrap()
+                }),
+            });
+            let err = bad.validate().unwrap_err().to_string();
+            assert!(
+                err.contains(named) && err.contains("step_constraints"),
+                "{err}"
+            );
+        }
     }
 }
 

@@ -18,7 +18,7 @@ pub mod simulator;
 pub mod step_graph;
 
 pub use architecture::{Architecture, EdgeKind};
-pub use config::{BodyEdgeNext, ContactProjection, Integration, ModelConfig};
+pub use config::{BodyEdgeNext, ContactProjection, Integration, ModelConfig, StepConstraints};
 pub use network::{GraphNet, GraphTensors};
 pub use simulator::NeuralSimulator;
 pub use step_graph::{GarmentGraph, Normalizers, StepGraph, StepInputs};

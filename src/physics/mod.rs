@@ -12,7 +12,8 @@
 //! [`ReferenceSolver::with_term`]).
 //!
 //! [`project_out`] moves a step's vertices that end inside the body's
-//! collision margin back out to it (a learned step's optional last stage).
+//! collision margin back out to it, and [`StrainProjection`] shortens the
+//! edges a step overstretched (a learned step's optional last stages).
 //!
 //! The reference solver that minimises those sums, and the runners built
 //! on it, are the [`solver`] submodule.
@@ -33,6 +34,7 @@ pub mod material;
 pub mod self_collision_term;
 pub mod solver;
 pub mod strain_limit;
+pub mod strain_projection;
 pub mod stretch;
 
 pub use bend::{Bend, BendRest};
@@ -55,4 +57,5 @@ pub use self_collision_term::SelfCollisionEnergy;
 pub use solver::drape::{DrapeConfig, DrapeReport, static_drape};
 pub use solver::{ClothState, ReferenceSolver, StepReport};
 pub use strain_limit::{StrainLimit, StrainLimitConfig};
+pub use strain_projection::{StrainProjection, StrainProjectionConfig};
 pub use stretch::Stretch;

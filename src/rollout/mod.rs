@@ -14,7 +14,8 @@ use crate::Vec3;
 use crate::model::{ContactProjection, GarmentGraph, ModelConfig, StepGraph, StepInputs};
 use crate::physics::material::{GRAVITY, Material};
 use crate::physics::{
-    ContactSearch, ProjectedStep, body_contacts, lumped_masses, project_out, tracked_body_contacts,
+    BodyContact, ContactSearch, ProjectedStep, StrainProjection, body_contacts, lumped_masses,
+    project_out, tracked_body_contacts,
 };
 
 /// Frames per second of the simulation (DESIGN §2).
@@ -81,6 +82,9 @@ pub struct GarmentModelInputs {
     pub graph: GarmentGraph,
     pub masses: Vec<f64>,
     pub pinned: Vec<bool>,
+    /// The strain projection of the model's step constraints over this
+    /// garment, if it has them.
+    pub strain_projection: Option<StrainProjection>,
 }
 
 impl GarmentModelInputs {
@@ -92,10 +96,17 @@ impl GarmentModelInputs {
         for &p in &scene.garment.pinned {
             pinned[p] = true;
         }
+        let masses = lumped_masses(rest, material.density);
+        let strain_projection = config
+            .step_constraints
+            .as_ref()
+            .map(|c| StrainProjection::new(rest, &masses, &pinned, &c.strain))
+            .transpose()?;
         Ok(GarmentModelInputs {
             graph: GarmentGraph::new(rest, config)?,
-            masses: lumped_masses(rest, material.density),
+            masses,
             pinned,
+            strain_projection,
         })
     }
 }
@@ -157,14 +168,64 @@ pub fn project_step(
     projection: &ContactProjection,
     pinned: &[bool],
 ) -> crate::Result<ProjectedStep> {
-    let contacts = match projection.search {
+    let contacts = projection_contacts(x_t, bodies, projection.search)?;
+    let free: Vec<bool> = pinned.iter().map(|p| !p).collect();
+    Ok(project_out(x, &contacts, projection.margin, &free))
+}
+
+/// The state a learned step leaves behind: the network's positions `x`
+/// for the step from `x_t` (after the contact projection, if the model has
+/// one) made to meet the model's [`StepConstraints`]: each iteration one
+/// sweep of the strain projection over the edges, then the contact planes
+/// (searched once, from `x_t`), so the body has the last word. Without
+/// constraints `x` comes back as it is. Rollouts advance from it, and so do
+/// training's chains.
+///
+/// [`StepConstraints`]: crate::model::StepConstraints
+pub fn constrain_step(
+    x: Vec<Vec3>,
+    x_t: &[Vec3],
+    bodies: &StepBodies,
+    config: &ModelConfig,
+    cached: &GarmentModelInputs,
+) -> crate::Result<Vec<Vec3>> {
+    let (Some(strain), Some(constraints)) = (&cached.strain_projection, &config.step_constraints)
+    else {
+        return Ok(x);
+    };
+    let contacts = match &constraints.contacts {
+        Some(projection) => Some((
+            projection_contacts(x_t, bodies, projection.search)?,
+            projection.margin,
+        )),
+        None => None,
+    };
+    let free: Vec<bool> = cached.pinned.iter().map(|p| !p).collect();
+    let mut x = x;
+    for _ in 0..strain.iterations() {
+        let moved = strain.sweep(&mut x);
+        if let Some((contacts, margin)) = &contacts {
+            x = project_out(x, contacts, *margin, &free).positions;
+        }
+        if moved == 0 {
+            break;
+        }
+    }
+    Ok(x)
+}
+
+/// The body contacts of a projection for the step from `x_t`.
+fn projection_contacts(
+    x_t: &[Vec3],
+    bodies: &StepBodies,
+    search: ContactSearch,
+) -> crate::Result<Vec<BodyContact>> {
+    Ok(match search {
         ContactSearch::NextBody => body_contacts(x_t, bodies.query()?),
         ContactSearch::CurrentBody => {
             tracked_body_contacts(x_t, bodies.query_now()?, bodies.query()?)
         }
-    };
-    let free: Vec<bool> = pinned.iter().map(|p| !p).collect();
-    Ok(project_out(x, &contacts, projection.margin, &free))
+    })
 }
 
 #[cfg(test)]

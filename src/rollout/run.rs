@@ -96,6 +96,7 @@ pub fn rollout(
                 "the model produced a non-finite position at vertex {v} in frame {frame}"
             )));
         }
+        let next = super::constrain_step(next, &state.x, &bodies, &model.config, &cached)?;
         state.advance(next, bodies.pin_targets.clone(), previous.is_none());
         summary.seconds += start.elapsed().as_secs_f64();
         summary.frames += 1;

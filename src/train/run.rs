@@ -45,7 +45,8 @@ use crate::model::simulator::tensor_to_points;
 use crate::physics::solver::newton::{SparseCholesky, newton_direction};
 use crate::physics::{Cloth, Evaluation, PhysicsConfig, Step, contacts_inside};
 use crate::rollout::{
-    DT, GarmentModelInputs, GarmentState, SETTLE_DT, Scene, build_step_graph, project_step,
+    DT, GarmentModelInputs, GarmentState, SETTLE_DT, Scene, build_step_graph, constrain_step,
+    project_step,
 };
 use crate::train::RunConfig;
 use crate::train::{Preconditioner, TrainConfig};
@@ -766,6 +767,8 @@ impl SampleRun<'_> {
             }
             bar.set_position(trainer.updates);
             bar.set_message(format!("loss {:.3e} stage {stage}", evaluation.total));
+            // The chain goes on from the state a rollout reaches.
+            let x = constrain_step(x, &state.x, &bodies, &trainer.sim.config, &cached)?;
             state.advance(x, bodies.pin_targets.clone(), settling);
         }
         outcome.end = Some(state);
