@@ -62,19 +62,24 @@ pub fn rollout(
     let mut state = GarmentState::at_rest(skinned.clone(), skinned);
     let mut summary = RolloutSummary::default();
     let mut previous = None;
+    let mut last_bodies: Option<StepBodies> = None;
     for frame in frames {
         let (now, dt) = match previous {
             None => (frame, SETTLE_DT),
             Some(p) => (p, DT),
         };
         let start = Instant::now();
-        let bodies = scene.step_bodies(now, frame)?;
+        let mut bodies = scene.step_bodies(now, frame)?;
+        if let Some(last) = last_bodies.take() {
+            bodies.reuse_query_from(last);
+        }
         if previous.is_none() && !model.config.settle {
             // The first frame is the skinned garment at rest.
             summary.seconds += start.elapsed().as_secs_f64();
             summary.frames += 1;
             on_frame(frame, &state.x, &bodies)?;
             previous = Some(frame);
+            last_bodies = Some(bodies);
             continue;
         }
         let graph = build_step_graph(
@@ -102,6 +107,7 @@ pub fn rollout(
         summary.frames += 1;
         on_frame(frame, &state.x, &bodies)?;
         previous = Some(frame);
+        last_bodies = Some(bodies);
     }
     Ok(summary)
 }

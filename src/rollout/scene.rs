@@ -78,6 +78,20 @@ impl StepBodies {
         })
     }
 
+    /// Takes over the query `previous` built on its body at t+1 as this
+    /// step's query on the body at t, when that is the same body (the
+    /// previous step ended on the frame this one starts from), so a
+    /// rollout refits one tree per step instead of two. Anything else
+    /// leaves this step as it was.
+    pub fn reuse_query_from(&mut self, previous: StepBodies) {
+        if self.query_now.get().is_none()
+            && previous.body_next.positions == self.body_now
+            && let Some(query) = previous.query.into_inner()
+        {
+            let _ = self.query_now.set(query);
+        }
+    }
+
     fn refitted(&self, positions: &[Vec3]) -> crate::Result<BodyQuery> {
         let mut query = (*self.rest_query).clone();
         query.refit(positions)?;
@@ -176,5 +190,64 @@ impl Scene {
             query_now: OnceLock::new(),
             rest_query: self.rest_query()?,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+    use crate::body::Body;
+    use crate::garment::Garment;
+    use crate::garment::config::GarmentConfig;
+    use crate::motion::Motion;
+
+    /// A step's query on the body at t taken over from the step before
+    /// answers as the one it would have built, and is only taken over
+    /// when the bodies are the same.
+    #[test]
+    fn the_previous_steps_query_serves_as_the_query_now() {
+        let body = Body::makehuman().unwrap();
+        let garment = Garment::from_config(
+            &GarmentConfig {
+                name_or_path: "skirt".into(),
+                ..Default::default()
+            },
+            &body,
+        )
+        .unwrap();
+        let motion = Motion::load(Path::new("01_01"), &body).unwrap();
+        let scene = Scene::new(body, garment, motion);
+        let points = scene.skinned_garment(3);
+        let fresh = scene.step_bodies(2, 3).unwrap();
+        let expected: Vec<_> = fresh
+            .query_now()
+            .unwrap()
+            .closest_many(&points)
+            .iter()
+            .map(|c| (c.face, c.point))
+            .collect();
+
+        let previous = scene.step_bodies(1, 2).unwrap();
+        previous.query().unwrap();
+        let mut reused = scene.step_bodies(2, 3).unwrap();
+        reused.reuse_query_from(previous);
+        assert!(reused.query_now.get().is_some());
+        let got: Vec<_> = reused
+            .query_now()
+            .unwrap()
+            .closest_many(&points)
+            .iter()
+            .map(|c| (c.face, c.point))
+            .collect();
+        assert_eq!(got, expected);
+
+        // A step that does not end where this one starts is not used.
+        let other = scene.step_bodies(5, 6).unwrap();
+        other.query().unwrap();
+        let mut unchanged = scene.step_bodies(2, 3).unwrap();
+        unchanged.reuse_query_from(other);
+        assert!(unchanged.query_now.get().is_none());
     }
 }
