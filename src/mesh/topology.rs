@@ -6,6 +6,7 @@
 //! (offset + flat list) arrays; queries are slices or short iterators.
 
 use crate::mesh::TriMesh;
+use crate::{Error, Result, Vec3};
 
 /// Compressed adjacency lists: the items of row `i` are
 /// `items[offsets[i]..offsets[i + 1]]`.
@@ -122,6 +123,26 @@ impl Topology {
     /// Unique undirected edges `[a, b]` with `a < b`, sorted.
     pub fn edges(&self) -> &[[usize; 2]] {
         &self.edges
+    }
+
+    /// The length of every edge of [`Self::edges`] (same order) on
+    /// `positions` (m); fails, naming `what` and the edge, on a length that
+    /// is zero or not finite (a rest shape a per-edge ratio cannot divide
+    /// by).
+    pub fn positive_edge_lengths(&self, positions: &[Vec3], what: &str) -> Result<Vec<f64>> {
+        self.edges
+            .iter()
+            .map(|&[a, b]| {
+                let length = (positions[b] - positions[a]).norm();
+                if length.is_finite() && length > 0.0 {
+                    Ok(length)
+                } else {
+                    Err(Error::invalid(format!(
+                        "{what}: rest edge ({a}, {b}) has length {length}"
+                    )))
+                }
+            })
+            .collect()
     }
 
     /// Number of unique edges.

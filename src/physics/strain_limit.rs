@@ -113,23 +113,13 @@ impl StrainLimit {
     /// zero or non-finite rest length.
     pub fn new(rest: &TriMesh, config: &StrainLimitConfig) -> Result<Self> {
         config.validate()?;
-        let edges = Topology::new(rest)
+        let topology = Topology::new(rest);
+        let edges = topology
             .edges()
             .iter()
-            .map(|&[a, b]| {
-                let rest_length = (rest.positions[b] - rest.positions[a]).norm();
-                if rest_length.is_finite() && rest_length > 0.0 {
-                    Ok(Edge {
-                        ends: [a, b],
-                        rest_length,
-                    })
-                } else {
-                    Err(Error::invalid(format!(
-                        "strain limit: rest edge ({a}, {b}) has length {rest_length}"
-                    )))
-                }
-            })
-            .collect::<Result<Vec<_>>>()?;
+            .zip(topology.positive_edge_lengths(&rest.positions, "strain limit")?)
+            .map(|(&ends, rest_length)| Edge { ends, rest_length })
+            .collect();
         Ok(StrainLimit {
             edges,
             max_strain: config.max_strain,

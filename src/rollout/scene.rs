@@ -220,28 +220,23 @@ mod tests {
         let motion = Motion::load(Path::new("01_01"), &body).unwrap();
         let scene = Scene::new(body, garment, motion);
         let points = scene.skinned_garment(3);
-        let fresh = scene.step_bodies(2, 3).unwrap();
-        let expected: Vec<_> = fresh
-            .query_now()
-            .unwrap()
-            .closest_many(&points)
-            .iter()
-            .map(|c| (c.face, c.point))
-            .collect();
+        let answers = |bodies: &StepBodies| -> Vec<_> {
+            bodies
+                .query_now()
+                .unwrap()
+                .closest_many(&points)
+                .iter()
+                .map(|c| (c.face, c.point))
+                .collect()
+        };
+        let expected = answers(&scene.step_bodies(2, 3).unwrap());
 
         let previous = scene.step_bodies(1, 2).unwrap();
         previous.query().unwrap();
         let mut reused = scene.step_bodies(2, 3).unwrap();
         reused.reuse_query_from(previous);
         assert!(reused.query_now.get().is_some());
-        let got: Vec<_> = reused
-            .query_now()
-            .unwrap()
-            .closest_many(&points)
-            .iter()
-            .map(|c| (c.face, c.point))
-            .collect();
-        assert_eq!(got, expected);
+        assert_eq!(answers(&reused), expected);
 
         // A step that does not end where this one starts is not used.
         let other = scene.step_bodies(5, 6).unwrap();
