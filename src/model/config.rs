@@ -110,7 +110,7 @@ pub struct ContactProjection {
 ///
 /// ```ron
 /// step_constraints: Some((
-///     strain: (max_strain: 0.05, max_compression: Some(0.1), iterations: 30),
+///     strain: (max_strain: 0.02, max_compression: Some(0.03), iterations: 60),
 ///     contacts: Some((search: CurrentBody, margin: 0.002)),
 /// ))
 /// ```
