@@ -13,6 +13,7 @@ use senc::physics::{ContactSearch, Material, StrainProjectionConfig, tracked_bod
 use senc::rollout::{RolloutOptions, Scene, rollout};
 use senc::train::RunConfig;
 use senc::train::config::{MotionWindow, Selection, TrainConfig, Validation};
+use senc::train::ema::WeightAverageConfig;
 use senc::train::schedule::{LearningRate, RolloutRamp};
 use senc::train::{
     Preconditioner, SELECTED_FILE, TrainOptions, best_dir, checkpoint_dir, train, validated_dir,
@@ -470,6 +471,21 @@ fn simulated_frames(dir: &Path) -> Vec<Vec<nalgebra::Vector3<f64>>> {
     out
 }
 
+/// Trains `config(4)` into `dir`, then resumes it to `config(8)`: the
+/// frames the model simulated at update 4 and the resumed run's summary.
+fn train_split_at_4(
+    config: &dyn Fn(u64) -> RunConfig,
+    dir: &Path,
+) -> (Vec<Vec<nalgebra::Vector3<f64>>>, senc::train::TrainSummary) {
+    train(&config(4), &options(dir)).unwrap();
+    let at_update_4 = simulated_frames(&checkpoint_dir(dir));
+    let resumed = TrainOptions {
+        resume: true,
+        ..options(dir)
+    };
+    (at_update_4, train(&config(8), &resumed).unwrap())
+}
+
 #[test]
 fn keep_best_and_keep_all_write_the_validated_models_and_survive_resume() {
     let _serial = serial();
@@ -484,13 +500,7 @@ fn keep_best_and_keep_all_write_the_validated_models_and_survive_resume() {
     let trained = train(&config(8), &options(straight.path())).unwrap();
 
     let split = tempfile::tempdir().unwrap();
-    train(&config(4), &options(split.path())).unwrap();
-    let at_update_4 = simulated_frames(&checkpoint_dir(split.path()));
-    let resumed = TrainOptions {
-        resume: true,
-        ..options(split.path())
-    };
-    let resumed = train(&config(8), &resumed).unwrap();
+    let (at_update_4, resumed) = train_split_at_4(&config, split.path());
 
     // The first row with the smallest far share, then the lowest mean C
     // (updates 4 and 8).
@@ -1024,4 +1034,46 @@ fn accumulated_updates_resume_bit_identically() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("accumulate"), "{err}");
+}
+
+/// `weight_average`: training itself is unchanged (same final weights);
+/// the model validated at the update the average starts is the trained
+/// one, a later one is the average, which differs from the trained
+/// weights; a run split at its checkpoint keeps the same average; a decay
+/// of 1 is refused by name.
+#[test]
+fn the_weight_average_is_what_validation_keeps_and_it_survives_resume() {
+    let _serial = serial();
+    let config = |steps| {
+        let mut config = tiny_validated(steps);
+        config.train.validation.as_mut().unwrap().keep_all = true;
+        config.train.weight_average = Some(WeightAverageConfig {
+            decay: 0.5,
+            from: 4,
+        });
+        config
+    };
+    let plain = tempfile::tempdir().unwrap();
+    train(&tiny_validated(8), &options(plain.path())).unwrap();
+    let straight = tempfile::tempdir().unwrap();
+    train(&config(8), &options(straight.path())).unwrap();
+    let trained = simulated_frames(&checkpoint_dir(straight.path()));
+    assert_eq!(trained, simulated_frames(&checkpoint_dir(plain.path())));
+
+    let split = tempfile::tempdir().unwrap();
+    let (at_update_4, _) = train_split_at_4(&config, split.path());
+
+    let averaged = simulated_frames(&validated_dir(straight.path(), 8));
+    assert_ne!(averaged, trained, "the average is not the latest weights");
+    for run in [straight.path(), split.path()] {
+        assert_eq!(simulated_frames(&validated_dir(run, 4)), at_update_4);
+        assert_eq!(simulated_frames(&validated_dir(run, 8)), averaged);
+    }
+
+    let mut bad = config(8);
+    bad.train.weight_average.as_mut().unwrap().decay = 1.0;
+    let err = train(&bad, &options(&split.path().join("bad")))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("train.weight_average.decay"), "{err}");
 }

@@ -122,7 +122,7 @@ pub fn average(models: &[NeuralSimulator]) -> Result<NeuralSimulator, AverageErr
 }
 
 /// Every float parameter of `model` in visiting order, flattened, as f64.
-fn flat_parameters(model: &NeuralSimulator) -> Vec<Vec<f64>> {
+pub(crate) fn flat_parameters(model: &NeuralSimulator) -> Vec<Vec<f64>> {
     struct Collect {
         params: Vec<Vec<f64>>,
     }
@@ -141,8 +141,8 @@ fn flat_parameters(model: &NeuralSimulator) -> Vec<Vec<f64>> {
 }
 
 /// Replaces every float parameter, in visiting order, by the next values.
-struct Replace<I: Iterator<Item = Vec<f32>>> {
-    values: I,
+pub(crate) struct Replace<I: Iterator<Item = Vec<f32>>> {
+    pub(crate) values: I,
 }
 
 impl<I: Iterator<Item = Vec<f32>>> ModuleMapper for Replace<I> {
@@ -158,18 +158,23 @@ impl<I: Iterator<Item = Vec<f32>>> ModuleMapper for Replace<I> {
     }
 }
 
+/// A seeded model of the default config with a `latent`-wide latent, for
+/// the weight-averaging tests.
+#[cfg(test)]
+pub(crate) fn seeded_model(latent: usize, seed: u64) -> NeuralSimulator {
+    let config = crate::model::config::ModelConfig {
+        latent,
+        ..Default::default()
+    };
+    NeuralSimulator::new_seeded(&config, &burn::tensor::Device::flex(), seed).unwrap()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::config::ModelConfig;
-    use burn::tensor::Device;
 
     fn tiny(seed: u64) -> NeuralSimulator {
-        let config = ModelConfig {
-            latent: 4,
-            ..ModelConfig::default()
-        };
-        NeuralSimulator::new_seeded(&config, &Device::flex(), seed).unwrap()
+        seeded_model(4, seed)
     }
 
     #[test]
@@ -223,15 +228,7 @@ mod tests {
     fn mismatched_models_are_refused() {
         assert_eq!(average(&[]).unwrap_err(), AverageError::Empty);
         let a = tiny(1);
-        let other = NeuralSimulator::new_seeded(
-            &ModelConfig {
-                latent: 8,
-                ..ModelConfig::default()
-            },
-            &Device::flex(),
-            2,
-        )
-        .unwrap();
+        let other = seeded_model(8, 2);
         assert_eq!(
             average(&[a.clone(), a.clone(), other]).unwrap_err(),
             AverageError::Mismatch {

@@ -3,6 +3,7 @@
 //! ```text
 //! <dir>/training/optimizer.bpk   Adam state
 //! <dir>/training/state.json      update counter, RNG, loop state
+//! <dir>/training/weight_average.bin   moving average of the weights, once started
 //! ```
 //!
 //! written in the same atomic directory replacement as the model
@@ -15,6 +16,7 @@ use burn::tensor::{Bytes, Device};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
+use super::ema::WeightEma;
 use super::trainer::Trainer;
 use crate::model::ModelConfig;
 use crate::model::checkpoint;
@@ -22,6 +24,7 @@ use crate::{Error, Result};
 
 const OPTIMIZER_FILE: &str = "training/optimizer.bpk";
 const STATE_FILE: &str = "training/state.json";
+const AVERAGE_FILE: &str = "training/weight_average.bin";
 
 /// Training-loop state saved beside the weights.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -76,16 +79,18 @@ pub fn save(dir: &Path, trainer: &Trainer, state: &TrainingState) -> Result<()> 
         .into_bytes()
         .map_err(|e| checkpoint::record_error(dir, e))?;
     let state = serde_json::to_vec_pretty(state).expect("plain data");
-    checkpoint::save_with(
-        dir,
-        &trainer.sim,
-        &[(OPTIMIZER_FILE, &optimizer), (STATE_FILE, &state)],
-    )
+    let average = trainer.averaged.as_ref().map(|a| a.to_bytes());
+    let mut files: Vec<(&str, &[u8])> = vec![(OPTIMIZER_FILE, &optimizer), (STATE_FILE, &state)];
+    if let Some(bytes) = &average {
+        files.push((AVERAGE_FILE, bytes));
+    }
+    checkpoint::save_with(dir, &trainer.sim, &files)
 }
 
 /// Resumes training from `dir` on the autodiff version of `device`; the
 /// stored config must equal `expected`. Without training files the
-/// optimizer starts fresh and the state is default.
+/// optimizer starts fresh and the state is default; the weight average
+/// comes back when one was saved.
 pub fn resume(
     dir: &Path,
     expected: &ModelConfig,
@@ -103,5 +108,10 @@ pub fn resume(
         .map_err(|e| checkpoint::record_error(&optim_path, e))?;
     trainer.optimizer = trainer.optimizer.load_record(record);
     trainer.updates = state.updates;
+    let average_path = dir.join(AVERAGE_FILE);
+    if average_path.exists() {
+        let bytes = checkpoint::read(&average_path)?;
+        trainer.averaged = Some(WeightEma::from_bytes(&bytes, &trainer.sim, &average_path)?);
+    }
     Ok((trainer, state))
 }

@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::ema::WeightAverageConfig;
 use super::schedule::{LearningRate, Ramp, RolloutRamp};
 use super::trainer::GRADIENT_CLIP_NORM;
 
@@ -160,6 +161,10 @@ pub struct TrainConfig {
     /// body part then pays nothing for it. `false`: the contacts of x_t
     /// only (HOOD).
     pub contacts_at_prediction: bool,
+    /// Validate, select and keep a moving average of the weights over the
+    /// updates instead of the latest weights ([`super::ema`]). `None`:
+    /// the latest weights (HOOD).
+    pub weight_average: Option<WeightAverageConfig>,
 }
 
 /// The vector backpropagated from the predicted positions into the network.
@@ -240,6 +245,7 @@ impl Default for TrainConfig {
             accumulate: 1,
             gradient_clip: GRADIENT_CLIP_NORM,
             contacts_at_prediction: false,
+            weight_average: None,
         }
     }
 }

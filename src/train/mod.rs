@@ -5,6 +5,7 @@ pub mod average;
 pub mod chain;
 pub mod checkpoint;
 pub mod config;
+pub mod ema;
 pub mod log;
 pub mod run;
 pub mod run_config;

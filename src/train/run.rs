@@ -165,6 +165,9 @@ pub fn train(config: &RunConfig, options: &TrainOptions) -> Result<TrainSummary>
             )));
         }
     }
+    if let Some(average) = &tc.weight_average {
+        average.check(config.model.normalizer_steps as u64)?;
+    }
     let body = Body::makehuman()?;
     let garment = Garment::from_config(&config.garment, &body)?;
     let (scenes, windows) = load_windows(&body, &garment, &tc.motions)?;
@@ -182,6 +185,7 @@ pub fn train(config: &RunConfig, options: &TrainOptions) -> Result<TrainSummary>
     } = RunStart::new(config, options, &ckpt)?;
     trainer.accumulate = tc.accumulate;
     trainer.clip_norm = tc.gradient_clip;
+    trainer.weight_average = tc.weight_average.clone();
     let config_text = ron::ser::to_string_pretty(config, Default::default())
         .map_err(|e| Error::invalid(format!("serialising the run config: {e}")))?;
     crate::atomic_file::write_bytes_atomic(
@@ -249,7 +253,7 @@ pub fn train(config: &RunConfig, options: &TrainOptions) -> Result<TrainSummary>
         {
             validate(
                 v,
-                &trainer.sim,
+                &trainer.model_to_validate(),
                 trainer.updates,
                 options,
                 &config_text,

@@ -9,6 +9,7 @@ use burn::module::{Module, ModuleVisitor, Param};
 use burn::optim::{AdamConfig, GradientsAccumulator, GradientsParams, ModuleOptimizer};
 use burn::tensor::{Tensor, TensorData};
 
+use super::ema::{WeightAverageConfig, WeightEma};
 use crate::model::network::GraphNet;
 use crate::model::simulator::NeuralSimulator;
 use crate::model::step_graph::StepGraph;
@@ -39,6 +40,10 @@ pub struct Trainer {
     pending: GradientsAccumulator<GraphNet>,
     pending_count: u64,
     pending_lr: f64,
+    /// Moving average of the weights ([`Trainer::average_weights`]): its
+    /// settings, and the average once the update count reached `from`.
+    pub weight_average: Option<WeightAverageConfig>,
+    pub averaged: Option<WeightEma>,
 }
 
 /// What one update did.
@@ -71,6 +76,32 @@ impl Trainer {
             pending: GradientsAccumulator::new(),
             pending_count: 0,
             pending_lr: 0.0,
+            weight_average: None,
+            averaged: None,
+        }
+    }
+
+    /// The model validation rolls out and keeps: the moving average of
+    /// the weights once it has started, else the trained model.
+    pub fn model_to_validate(&self) -> std::borrow::Cow<'_, NeuralSimulator> {
+        match &self.averaged {
+            Some(average) => std::borrow::Cow::Owned(average.model(&self.sim)),
+            None => std::borrow::Cow::Borrowed(&self.sim),
+        }
+    }
+
+    /// After an optimiser step: starts the moving average at update
+    /// `weight_average.from`, or folds the new weights into it.
+    fn average_weights(&mut self) {
+        let Some(config) = &self.weight_average else {
+            return;
+        };
+        match &mut self.averaged {
+            Some(average) => average.update(&self.sim),
+            None if self.updates >= config.from => {
+                self.averaged = Some(WeightEma::start(&self.sim, config.decay));
+            }
+            None => {}
         }
     }
 
@@ -88,6 +119,7 @@ impl Trainer {
         let net = self.sim.net.clone();
         self.sim.net = self.optimizer.step(self.pending_lr, net, grads);
         self.pending_count = 0;
+        self.average_weights();
     }
 
     /// During the first `normalizer_steps` updates (unless the normalisers
@@ -141,9 +173,11 @@ impl Trainer {
         if clipped {
             scale_gradients(&self.sim.net, &mut grads, self.clip_norm / gradient_norm);
         }
+        self.updates += 1;
         if self.accumulate <= 1 {
             let net = self.sim.net.clone();
             self.sim.net = self.optimizer.step(lr, net, grads);
+            self.average_weights();
         } else {
             self.pending.accumulate(&self.sim.net, grads);
             self.pending_count += 1;
@@ -152,7 +186,6 @@ impl Trainer {
                 self.flush();
             }
         }
-        self.updates += 1;
         Ok(UpdateStats {
             gradient_norm,
             clipped,
