@@ -254,6 +254,7 @@ pub fn train(config: &RunConfig, options: &TrainOptions) -> Result<TrainSummary>
             validate(
                 v,
                 &trainer.model_to_validate(),
+                trainer.averaged.as_ref().map(|a| a.steps()),
                 trainer.updates,
                 options,
                 &config_text,
@@ -427,10 +428,11 @@ fn save_checkpoint(
 }
 /// Rolls the model out on the validation window, logs the row, keeps the
 /// model as the validation section says (`validated/UPDATE/`, `best/`) and
-/// prints the scores.
+/// prints the scores (and, for a weight average, how many steps it spans).
 fn validate(
     v: &mut Validator,
     sim: &NeuralSimulator,
+    averaged_steps: Option<u64>,
     update: u64,
     options: &TrainOptions,
     config_text: &str,
@@ -444,8 +446,12 @@ fn validate(
     if best {
         save_best(&options.out, sim, update, &r, config_text)?;
     }
+    let weights = match averaged_steps {
+        Some(steps) => format!(" (weights averaged over {steps} steps)"),
+        None => String::new(),
+    };
     bar.println(format!(
-        "validation at update {update}: C {:.3} (x1e-3), %(0.01) {:.1}, stretch {:.3e} J, {} frames{}",
+        "validation at update {update}{weights}: C {:.3} (x1e-3), %(0.01) {:.1}, stretch {:.3e} J, {} frames{}",
         r.c_mean,
         r.pct_over_0_01,
         r.stretch,
