@@ -41,8 +41,9 @@ pub struct Trainer {
     pending_count: u64,
     pending_lr: f64,
     /// Moving average of the weights ([`Trainer::average_weights`]): its
-    /// settings, and the average once the update count reached `from`.
+    /// settings (`None`: no average) ...
     pub weight_average: Option<WeightAverageConfig>,
+    /// ... and the average θ̄, once the update count reached `from`.
     pub averaged: Option<WeightEma>,
 }
 
