@@ -606,7 +606,7 @@ fn save_load_gives_identical_outputs() {
     // Resuming continues the same optimisation: one more step from the
     // checkpoint equals one more step of the original trainer.
     let (mut resumed, restored) =
-        training_checkpoint::resume(&path, &config, &Device::flex()).unwrap();
+        training_checkpoint::resume(&path, &config, None, &Device::flex()).unwrap();
     assert_eq!(restored, state);
     assert_eq!(
         restored.rng.unwrap().restore().unwrap().random::<u64>(),

@@ -239,6 +239,7 @@ fn step_constraints_hold_rollouts_in_the_strain_range_and_leave_the_loss_alone()
         max_strain: 0.02,
         iterations: 300,
         max_compression: Some(0.05),
+        over_relaxation: 1.0,
     };
     config.model.step_constraints = Some(StepConstraints {
         strain,
@@ -1040,7 +1041,8 @@ fn accumulated_updates_resume_bit_identically() {
 /// the model validated at the update the average starts is the trained
 /// one, a later one is the average, which differs from the trained
 /// weights; a run split at its checkpoint keeps the same average; a decay
-/// of 1 is refused by name.
+/// of 1 is refused by name, and so is resuming the average under another
+/// decay or without one.
 #[test]
 fn the_weight_average_is_what_validation_keeps_and_it_survives_resume() {
     let _serial = serial();
@@ -1076,4 +1078,20 @@ fn the_weight_average_is_what_validation_keeps_and_it_survives_resume() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("train.weight_average.decay"), "{err}");
+
+    let resumed = TrainOptions {
+        resume: true,
+        ..options(split.path())
+    };
+    let mut other_decay = config(12);
+    other_decay.train.weight_average.as_mut().unwrap().decay = 0.25;
+    let mut no_average = config(12);
+    no_average.train.weight_average = None;
+    for changed in [other_decay, no_average] {
+        let err = train(&changed, &resumed).unwrap_err().to_string();
+        assert!(
+            err.contains("weight_average.bin") && err.contains("decay 0.5"),
+            "{err}"
+        );
+    }
 }

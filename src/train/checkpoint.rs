@@ -16,7 +16,7 @@ use burn::tensor::{Bytes, Device};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
-use super::ema::WeightEma;
+use super::ema::{WeightAverageConfig, WeightEma};
 use super::trainer::Trainer;
 use crate::model::ModelConfig;
 use crate::model::checkpoint;
@@ -90,10 +90,12 @@ pub fn save(dir: &Path, trainer: &Trainer, state: &TrainingState) -> Result<()> 
 /// Resumes training from `dir` on the autodiff version of `device`; the
 /// stored config must equal `expected`. Without training files the
 /// optimizer starts fresh and the state is default; the weight average
-/// comes back when one was saved.
+/// comes back when one was saved, and must have the decay of `average`
+/// (the run's `train.weight_average`).
 pub fn resume(
     dir: &Path,
     expected: &ModelConfig,
+    average: Option<&WeightAverageConfig>,
     device: &Device,
 ) -> Result<(Trainer, TrainingState)> {
     let mut trainer = Trainer::new(checkpoint::load_matching(dir, expected, device)?);
@@ -111,7 +113,9 @@ pub fn resume(
     let average_path = dir.join(AVERAGE_FILE);
     if average_path.exists() {
         let bytes = checkpoint::read(&average_path)?;
-        trainer.averaged = Some(WeightEma::from_bytes(&bytes, &trainer.sim, &average_path)?);
+        let saved = WeightEma::from_bytes(&bytes, &trainer.sim, &average_path)?;
+        saved.check_resumed(average, &average_path)?;
+        trainer.averaged = Some(saved);
     }
     Ok((trainer, state))
 }

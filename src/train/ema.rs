@@ -15,6 +15,8 @@
 //! normalisers, so averaging starts no earlier than the update at which
 //! the normalisers freeze (`model.normalizer_steps`).
 
+use std::path::Path;
+
 use serde::{Deserialize, Serialize};
 
 use super::average::{Replace, flat_parameters};
@@ -91,6 +93,26 @@ impl WeightEma {
     /// Steps averaged so far.
     pub fn steps(&self) -> u64 {
         self.steps
+    }
+
+    /// Checks that this average, read from `path`, can go on under the
+    /// run's `train.weight_average`: a resumed run that dropped the
+    /// average or changed its decay would otherwise validate a mixture of
+    /// two averages, or a stale one, without saying so.
+    pub fn check_resumed(&self, config: Option<&WeightAverageConfig>, path: &Path) -> Result<()> {
+        let configured = match config {
+            Some(c) if c.decay == self.decay => return Ok(()),
+            Some(c) => format!("train.weight_average.decay is {}", c.decay),
+            None => "the config has no train.weight_average".to_string(),
+        };
+        Err(Error::parse(
+            path,
+            format!(
+                "the run's weight average has decay {}, but {configured}; resume with the \
+                 setting the run started with, or start a new run",
+                self.decay
+            ),
+        ))
     }
 
     /// `model` (config, normalisers, device) with the averaged weights.

@@ -306,8 +306,12 @@ impl RunStart {
     fn new(config: &RunConfig, options: &TrainOptions, ckpt: &Path) -> Result<Self> {
         let tc = &config.train;
         let (trainer, rng, samples, skipped, carried) = if options.resume {
-            let (mut trainer, state) =
-                training_checkpoint::resume(ckpt, &config.model, &options.device)?;
+            let (mut trainer, state) = training_checkpoint::resume(
+                ckpt,
+                &config.model,
+                tc.weight_average.as_ref(),
+                &options.device,
+            )?;
             let rng = match &state.rng {
                 Some(r) => r.restore()?,
                 None => {
