@@ -40,10 +40,10 @@ pub struct Trainer {
     pending: GradientsAccumulator<GraphNet>,
     pending_count: u64,
     pending_lr: f64,
-    /// Moving average of the weights ([`Trainer::average_weights`]): its
-    /// settings (`None`: no average) ...
+    /// Settings of the moving average of the weights
+    /// ([`Trainer::average_weights`]); `None`: no average.
     pub weight_average: Option<WeightAverageConfig>,
-    /// ... and the average θ̄, once the update count reached `from`.
+    /// The average θ̄, once the update count reached `weight_average.from`.
     pub averaged: Option<WeightEma>,
 }
 
