@@ -63,11 +63,10 @@ fn run() -> senc::Result<()> {
     let scene = Scene::new(body, garment, motion);
     let skinned: Vec<Vec<Vec3>> = range.clone().map(|f| scene.skinned_garment(f)).collect();
     let rest = &scene.garment.rest;
-    let edges = Topology::new(rest).edges().to_vec();
-    let rest_length: Vec<f64> = edges
-        .iter()
-        .map(|&[a, b]| (rest.positions[a] - rest.positions[b]).norm())
-        .collect();
+    let topology = Topology::new(rest);
+    let edges = topology.edges().to_vec();
+    let rest_length =
+        topology.positive_edge_lengths(&rest.positions, "at_rest: the rest garment")?;
     println!(
         "{:<32} {:>14} {:>9} {:>9} {:>10} {:>14}",
         "frames", "mm/frame", "edge p5", "edge p95", "rise cm", "mean rise cm"

@@ -217,6 +217,7 @@ fn the_shipped_tshirt_rides_on_a_translating_body() {
         0..60,
         &RolloutOptions {
             conditions: Conditions::default(),
+            ..RolloutOptions::default()
         },
         |_, x, bodies| {
             let off = (centroid(x) - centroid(&bodies.pin_targets)).norm();

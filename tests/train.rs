@@ -7,10 +7,10 @@ use senc::garment::Garment;
 use senc::garment::config::GarmentConfig;
 use senc::mesh::Topology;
 use senc::model::checkpoint;
-use senc::model::{ContactProjection, ModelConfig, StepConstraints};
+use senc::model::{ContactProjection, ContactSchedule, ModelConfig, StepConstraints};
 use senc::motion::Motion;
 use senc::physics::{ContactSearch, Material, StrainProjectionConfig, tracked_body_contacts};
-use senc::rollout::{RolloutOptions, Scene, rollout};
+use senc::rollout::{RolloutOptions, Scene, Start, rollout};
 use senc::train::RunConfig;
 use senc::train::config::{MotionWindow, Selection, TrainConfig, Validation};
 use senc::train::ema::WeightAverageConfig;
@@ -187,37 +187,10 @@ fn the_contact_projection_changes_training_and_keeps_rollouts_out_of_the_margin(
     let garment = Garment::from_config(&config.garment, &body).unwrap();
     let motion = Motion::load(Path::new("01_01"), &body).unwrap();
     let scene = Scene::new(body, garment, motion);
-    let pinned = &scene.garment.pinned;
-    // The least clearance of a free vertex from its contact plane, per frame.
-    let clearances = |model: &senc::model::NeuralSimulator| {
-        let mut previous = scene.skinned_garment(0);
-        let mut least = Vec::new();
-        rollout(
-            model,
-            &scene,
-            0..6,
-            &RolloutOptions::default(),
-            |_, x, bodies| {
-                let contacts =
-                    tracked_body_contacts(&previous, bodies.query_now()?, bodies.query()?);
-                least.push(
-                    contacts
-                        .iter()
-                        .filter(|c| !pinned.contains(&c.vertex))
-                        .map(|c| c.distance(&x[c.vertex]))
-                        .fold(f64::INFINITY, f64::min),
-                );
-                previous = x.to_vec();
-                Ok(())
-            },
-        )
-        .unwrap();
-        least
-    };
-    let with = clearances(&model);
+    let (with, _) = least_clearances(&model, &scene);
     assert!(with.iter().all(|&d| d >= margin - 1e-9), "{with:?}");
     model.config.contact_projection = None;
-    let without = clearances(&model);
+    let (without, _) = least_clearances(&model, &scene);
     assert!(without.iter().any(|&d| d < margin), "{without:?}");
 }
 
@@ -244,6 +217,7 @@ fn step_constraints_hold_rollouts_in_the_strain_range_and_leave_the_loss_alone()
     config.model.step_constraints = Some(StepConstraints {
         strain,
         contacts: None,
+        contact_schedule: ContactSchedule::EverySweep,
     });
     let summary = train(&config, &options(dir.path())).unwrap();
     assert_eq!(summary.skipped, 0);
@@ -302,19 +276,126 @@ fn step_constraints_hold_rollouts_in_the_strain_range_and_leave_the_loss_alone()
         "{without:?}"
     );
 
-    // With the contact planes, the body has the last word.
-    model.config.step_constraints = constraints.map(|c| StepConstraints {
-        contacts: Some(ContactProjection {
-            search: ContactSearch::CurrentBody,
-            margin: 0.002,
-        }),
-        ..c
+    // With the contact planes, the body has the last word, whether they
+    // are met after every sweep or once after the last; the two schedules
+    // leave different states.
+    let mut finals = Vec::new();
+    for schedule in [ContactSchedule::EverySweep, ContactSchedule::AfterSweeps] {
+        model.config.step_constraints = constraints.map(|c| StepConstraints {
+            contacts: Some(ContactProjection {
+                search: ContactSearch::CurrentBody,
+                margin: 0.002,
+            }),
+            contact_schedule: schedule,
+            ..c
+        });
+        let (least, last) = least_clearances(&model, &scene);
+        assert!(
+            least.iter().all(|&d| d >= 0.002 - 1e-9),
+            "{schedule:?}: {least:?}"
+        );
+        finals.push(last);
+    }
+    let moved = finals[0]
+        .iter()
+        .zip(&finals[1])
+        .map(|(a, b)| (a - b).norm())
+        .fold(0.0, f64::max);
+    assert!(moved > 1e-6, "the schedules agree to {moved} m");
+}
+
+/// `Start::Settled` starts a rollout where `senc simulate` starts: its
+/// first frame is the reference solver's first frame (written by the same
+/// code `senc simulate` runs, read back from its PLY) to the bit, not the
+/// skinned garment and not the network's own settling step (the tiny
+/// model settles); the network takes the steps after it. A mirrored scene
+/// is refused.
+#[test]
+fn a_settled_start_is_the_reference_solvers_first_frame() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let config = tiny(2);
+    train(&config, &options(dir.path())).unwrap();
+    let model =
+        checkpoint::load(&checkpoint_dir(dir.path()), &burn::tensor::Device::flex()).unwrap();
+    assert!(model.config.settle);
+    let body = Body::makehuman().unwrap();
+    let garment = Garment::from_config(&config.garment, &body).unwrap();
+    let motion = Motion::load(Path::new("01_01"), &body).unwrap();
+    let physics = senc::physics::PhysicsConfig::default();
+    let reference_dir = tempfile::tempdir().unwrap();
+    senc::eval::reference_run::simulate_into_dir(
+        &body,
+        &garment,
+        &motion.frames[5..7],
+        &physics,
+        &config.self_collision,
+        senc::eval::reference_run::FramesOut {
+            dir: reference_dir.path(),
+            with_body: false,
+        },
+        |_| std::ops::ControlFlow::Continue(()),
+    )
+    .unwrap();
+    let reference = senc::mesh::ply::read_ply(&reference_dir.path().join("frame_00000.ply"))
+        .unwrap()
+        .mesh
+        .positions;
+    let scene = Scene::new(body.clone(), garment.clone(), motion.clone());
+    let frames = |start: Start| {
+        let mut out = Vec::new();
+        rollout(
+            &model,
+            &scene,
+            5..8,
+            &RolloutOptions {
+                start,
+                ..RolloutOptions::default()
+            },
+            |_, x, _| {
+                out.push(x.to_vec());
+                Ok(())
+            },
+        )
+        .unwrap();
+        out
+    };
+    let settled = frames(Start::Settled {
+        physics: Box::new(physics.clone()),
+        self_collision: config.self_collision.clone(),
     });
+    assert_eq!(settled.len(), 3);
+    assert_eq!(settled[0], reference);
+    assert_ne!(settled[1], settled[0]);
+    let skinned = scene.skinned_garment(5);
+    assert_ne!(settled[0], skinned);
+    // The network's own settling step from the skinned garment is another state.
+    let settled_by_the_network = frames(Start::Skinned);
+    assert_ne!(settled_by_the_network[0], reference);
+    assert_ne!(settled_by_the_network[0], skinned);
+
+    let mirrored = Scene::mirrored(body, garment, motion).unwrap();
+    let err = mirrored
+        .settled_garment(5, &physics, &config.self_collision)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("mirror"), "{err}");
+}
+
+/// Per frame of a 6-frame rollout of `scene` from frame 0, the least
+/// clearance of a free vertex from its body contact plane (contacts tracked
+/// from the frame before, as the model's projections search them), and
+/// the last frame.
+fn least_clearances(
+    model: &senc::model::NeuralSimulator,
+    scene: &Scene,
+) -> (Vec<f64>, Vec<senc::Vec3>) {
+    let pinned = &scene.garment.pinned;
     let mut previous = scene.skinned_garment(0);
     let mut least = Vec::new();
     rollout(
-        &model,
-        &scene,
+        model,
+        scene,
         0..6,
         &RolloutOptions::default(),
         |_, x, bodies| {
@@ -322,6 +403,7 @@ fn step_constraints_hold_rollouts_in_the_strain_range_and_leave_the_loss_alone()
             least.push(
                 contacts
                     .iter()
+                    .filter(|c| !pinned.contains(&c.vertex))
                     .map(|c| c.distance(&x[c.vertex]))
                     .fold(f64::INFINITY, f64::min),
             );
@@ -330,7 +412,7 @@ fn step_constraints_hold_rollouts_in_the_strain_range_and_leave_the_loss_alone()
         },
     )
     .unwrap();
-    assert!(least.iter().all(|&d| d >= 0.002 - 1e-9), "{least:?}");
+    (least, previous)
 }
 
 /// One column of a run's log.csv, by its header name, per update.

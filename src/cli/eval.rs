@@ -75,6 +75,13 @@ pub struct Args {
     /// 2–5 s per frame and row for the T-shirt on 2 cores.
     #[arg(long)]
     step_check: Option<PathBuf>,
+    /// Start the checkpoints' rollouts from the reference solver's settled
+    /// first frame under the `physics` of this `senc simulate` config (the
+    /// reference's own, e.g. configs/simulate_tshirt.ron), so that they
+    /// start where the --reference frames start. Default: the garment
+    /// skinned to the first frame.
+    #[arg(long, value_name = "CONFIG")]
+    start_settled: Option<PathBuf>,
     /// Print one JSON object instead of the table.
     #[arg(long)]
     json: bool,
@@ -199,6 +206,7 @@ fn evaluate_checkpoint(
             external: args.force.unwrap_or_else(senc::Vec3::zeros),
             ..Conditions::default()
         },
+        start: super::rollout::start(args.start_settled.as_deref())?,
     };
     let mut sequences = Vec::new();
     for (i, motion) in args.motion.iter().enumerate() {

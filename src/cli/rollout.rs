@@ -9,7 +9,7 @@ use senc::mesh::write_ply_simple;
 use senc::model::checkpoint;
 use senc::model::device::DeviceChoice;
 use senc::physics::Material;
-use senc::rollout::{Conditions, RolloutOptions, Scene, rollout};
+use senc::rollout::{Conditions, RolloutOptions, Scene, Start, rollout};
 
 use super::motion_args::MotionArgs;
 use senc::{Error, Vec3};
@@ -37,6 +37,12 @@ pub struct Args {
     /// Also write the posed body as body_00000.ply, …
     #[arg(long)]
     with_body: bool,
+    /// Start from the reference solver's settled first frame under the
+    /// `physics` of this `senc simulate` config (e.g.
+    /// configs/simulate_tshirt.ron): the frame `senc simulate --config
+    /// FILE` writes first. Default: the garment skinned to the first frame.
+    #[arg(long, value_name = "CONFIG")]
+    start_settled: Option<PathBuf>,
     /// cpu, cuda or cuda:N.
     #[arg(long, default_value = "cpu")]
     device: DeviceChoice,
@@ -60,6 +66,7 @@ pub fn run(args: Args) -> senc::Result<()> {
             material: args.material.unwrap_or_default(),
             external: args.force.unwrap_or_else(Vec3::zeros),
         },
+        start: start(args.start_settled.as_deref())?,
     };
     let bar = frame_bar(range.len());
     let first = range.start;
@@ -94,6 +101,22 @@ pub fn run(args: Args) -> senc::Result<()> {
         args.out.display()
     );
     Ok(())
+}
+
+/// The first frame `--start-settled` asks for: the physics and
+/// self-collision settings of that `senc simulate` config, or the skinned
+/// garment without one.
+pub fn start(settled: Option<&std::path::Path>) -> senc::Result<Start> {
+    Ok(match settled {
+        None => Start::Skinned,
+        Some(path) => {
+            let config = senc::train::RunConfig::read(path)?;
+            Start::Settled {
+                physics: Box::new(config.physics),
+                self_collision: config.self_collision,
+            }
+        }
+    })
 }
 
 /// The body, the garment of `checkpoint` (or `garment`) and `motion`.

@@ -98,9 +98,9 @@ pub struct ContactProjection {
 /// Constraints met after every learned step, as position-based dynamics
 /// meets them (Müller et al. 2007): edge lengths held within a strain range
 /// (`physics::strain_projection`) and, when `contacts` is given, free
-/// vertices held outside their body contact planes, one Gauss–Seidel sweep
-/// over the edges followed by the contact projection per iteration, so the
-/// body has the last word (DESIGN §5).
+/// vertices held outside their body contact planes, after every
+/// Gauss–Seidel sweep over the edges or once after the last
+/// ([`ContactSchedule`]), so the body has the last word (DESIGN §5).
 ///
 /// They act on the state the next step starts from, not on what the
 /// network is trained to predict: training's loss is taken at the
@@ -119,9 +119,31 @@ pub struct ContactProjection {
 pub struct StepConstraints {
     /// The edge-length range and the number of iterations.
     pub strain: StrainProjectionConfig,
-    /// The body contact planes met after each sweep.
+    /// The body contact planes met after the sweeps, as `contact_schedule`
+    /// says.
     #[serde(default)]
     pub contacts: Option<ContactProjection>,
+    /// When the contact planes are met: after every sweep (the default,
+    /// and configs without the field) or once, after the last sweep.
+    #[serde(default)]
+    pub contact_schedule: ContactSchedule,
+}
+
+/// When [`StepConstraints`] meet their body contact planes (DESIGN §5).
+///
+/// - `EverySweep`: each iteration is one strain sweep followed by the
+///   contact projection. Where the body holds the cloth in a shape the
+///   strain range forbids, the two alternate to the iteration cap and the
+///   edges the last contact projection moved stay out of range.
+/// - `AfterSweeps`: all strain sweeps first (until one moves nothing or
+///   the cap), then the contact projection once. The body still has the
+///   last word; the edges leave the range only where the contacts move
+///   their ends.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ContactSchedule {
+    #[default]
+    EverySweep,
+    AfterSweeps,
 }
 
 /// The garment end of a body edge's "next" features (DESIGN §5).
@@ -316,6 +338,17 @@ mod tests {
         let c = cfg.step_constraints.unwrap();
         assert_eq!(c.strain.max_compression, Some(0.1));
         assert_eq!(c.contacts.unwrap().search, ContactSearch::CurrentBody);
+        assert_eq!(c.contact_schedule, ContactSchedule::EverySweep);
+        let after = crate::ron_file::parse_ron::<ModelConfig>(
+            "(step_constraints: Some((strain: (max_strain: 0.05, iterations: 30), \
+             contact_schedule: AfterSweeps)))",
+            std::path::Path::new("m.ron"),
+        )
+        .unwrap();
+        assert_eq!(
+            after.step_constraints.unwrap().contact_schedule,
+            ContactSchedule::AfterSweeps
+        );
         for (strain, margin, named) in
             [(-0.1, 0.002, "max_strain"), (0.05, -1.0, "contacts.margin")]
         {
@@ -329,6 +362,7 @@ mod tests {
                     margin,
                     ..c.contacts.unwrap()
                 }),
+                ..c
             });
             let err = bad.validate().unwrap_err().to_string();
             assert!(

@@ -18,7 +18,9 @@ pub mod simulator;
 pub mod step_graph;
 
 pub use architecture::{Architecture, EdgeKind};
-pub use config::{BodyEdgeNext, ContactProjection, Integration, ModelConfig, StepConstraints};
+pub use config::{
+    BodyEdgeNext, ContactProjection, ContactSchedule, Integration, ModelConfig, StepConstraints,
+};
 pub use network::{GraphNet, GraphTensors};
 pub use simulator::NeuralSimulator;
 pub use step_graph::{GarmentGraph, Normalizers, StepGraph, StepInputs};

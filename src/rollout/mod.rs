@@ -7,11 +7,13 @@ pub mod mirror;
 mod run;
 mod scene;
 
-pub use run::{RolloutOptions, RolloutSummary, rollout};
+pub use run::{RolloutOptions, RolloutSummary, Start, rollout};
 pub use scene::{Scene, StepBodies};
 
 use crate::Vec3;
-use crate::model::{ContactProjection, GarmentGraph, ModelConfig, StepGraph, StepInputs};
+use crate::model::{
+    ContactProjection, ContactSchedule, GarmentGraph, ModelConfig, StepGraph, StepInputs,
+};
 use crate::physics::material::{GRAVITY, Material};
 use crate::physics::{
     BodyContact, ContactSearch, ProjectedStep, StrainProjection, body_contacts, lumped_masses,
@@ -175,13 +177,15 @@ pub fn project_step(
 
 /// The state a learned step leaves behind: the network's positions `x`
 /// for the step from `x_t` (after the contact projection, if the model has
-/// one) made to meet the model's [`StepConstraints`]: each iteration one
-/// sweep of the strain projection over the edges, then the contact planes
-/// (searched once, from `x_t`), so the body has the last word. Without
+/// one) made to meet the model's [`StepConstraints`]: sweeps of the strain
+/// projection over the edges and the contact planes (searched once, from
+/// `x_t`) after every sweep or after the last, as the constraints'
+/// [`ContactSchedule`] says, so the body has the last word. Without
 /// constraints `x` comes back as it is. Rollouts advance from it, and so do
 /// training's chains.
 ///
 /// [`StepConstraints`]: crate::model::StepConstraints
+/// [`ContactSchedule`]: crate::model::ContactSchedule
 pub fn constrain_step(
     x: Vec<Vec3>,
     x_t: &[Vec3],
@@ -201,15 +205,19 @@ pub fn constrain_step(
         None => None,
     };
     let free: Vec<bool> = cached.pinned.iter().map(|p| !p).collect();
+    let every_sweep = constraints.contact_schedule == ContactSchedule::EverySweep;
     let mut x = x;
     for _ in 0..strain.iterations() {
         let moved = strain.sweep(&mut x);
-        if let Some((contacts, margin)) = &contacts {
+        if let (true, Some((contacts, margin))) = (every_sweep, &contacts) {
             x = project_out(x, contacts, *margin, &free).positions;
         }
         if moved == 0 {
             break;
         }
+    }
+    if let (false, Some((contacts, margin))) = (every_sweep, &contacts) {
+        x = project_out(x, contacts, *margin, &free).positions;
     }
     Ok(x)
 }

@@ -7,14 +7,37 @@ use super::{
     Conditions, DT, GarmentModelInputs, GarmentState, SETTLE_DT, Scene, StepBodies,
     build_step_graph,
 };
+use crate::collide::SelfCollisionConfig;
 use crate::model::NeuralSimulator;
+use crate::physics::PhysicsConfig;
 use crate::{Error, Result, Vec3};
 
 /// How to run a rollout.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct RolloutOptions {
     /// Material and external force.
     pub conditions: Conditions,
+    /// Where the first frame comes from.
+    pub start: Start,
+}
+
+/// The first frame of a rollout.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub enum Start {
+    /// The garment skinned to the first frame at rest; a model with
+    /// `settle` then takes its own settling step from it.
+    #[default]
+    Skinned,
+    /// The reference solver's first frame ([`Scene::settled_garment`]):
+    /// the skinned garment settled against the still body by Newton's
+    /// method under `physics`, the frame `senc simulate` starts from with
+    /// the same physics, at rest. The network's own settling step, if the
+    /// model has one, is skipped. Rollouts compared with the reference
+    /// then start where it starts.
+    Settled {
+        physics: Box<PhysicsConfig>,
+        self_collision: SelfCollisionConfig,
+    },
 }
 
 /// Totals of a rollout.
@@ -36,7 +59,8 @@ impl RolloutSummary {
 /// Simulates `frames` of `scene` with `model`: the garment starts skinned to
 /// the first frame, settles against the static body for one step of
 /// [`SETTLE_DT`] (that result is the first frame; a model with
-/// `settle: false` takes the skinned garment itself as the first frame), then
+/// `settle: false` takes the skinned garment itself as the first frame, and
+/// [`Start::Settled`] the reference solver's settled garment), then
 /// follows the motion at 30 fps. `on_frame(frame, positions, bodies)` receives every frame in
 /// order, with the posed body of that frame as the step already built it (so
 /// callers that measure penetration or write the body need not pose it
@@ -59,8 +83,20 @@ pub fn rollout(
     }
     let cached = GarmentModelInputs::new(scene, &options.conditions.material, &model.config)?;
     let skinned = scene.skinned_garment(frames.start);
-    let mut state = GarmentState::at_rest(skinned.clone(), skinned);
     let mut summary = RolloutSummary::default();
+    let (initial, network_settles) = match &options.start {
+        Start::Skinned => (skinned.clone(), model.config.settle),
+        Start::Settled {
+            physics,
+            self_collision,
+        } => {
+            let start = Instant::now();
+            let settled = scene.settled_garment(frames.start, physics, self_collision)?;
+            summary.seconds += start.elapsed().as_secs_f64();
+            (settled.garment, false)
+        }
+    };
+    let mut state = GarmentState::at_rest(initial, skinned);
     let mut previous = None;
     let mut last_bodies: Option<StepBodies> = None;
     for frame in frames {
@@ -73,8 +109,8 @@ pub fn rollout(
         if let Some(last) = last_bodies.take() {
             bodies.reuse_query_from(last);
         }
-        if previous.is_none() && !model.config.settle {
-            // The first frame is the skinned garment at rest.
+        if previous.is_none() && !network_settles {
+            // The first frame is the initial state at rest.
             summary.seconds += start.elapsed().as_secs_f64();
             summary.frames += 1;
             on_frame(frame, &state.x, &bodies)?;

@@ -5,11 +5,14 @@ use std::sync::{Arc, OnceLock};
 use crate::Vec3;
 use crate::body::Body;
 use crate::body::query::BodyQuery;
+use crate::collide::SelfCollisionConfig;
 use crate::garment::Garment;
 use crate::mesh::TriMesh;
 use crate::motion::Motion;
+use crate::physics::PhysicsConfig;
 use crate::physics::body_collision::ContactSearch;
 use crate::physics::cloth::BodyMotion;
+use crate::physics::solver::reference::{GarmentRig, ReferenceSimulation, SimulatedFrame};
 
 use super::mirror::Mirror;
 
@@ -166,6 +169,41 @@ impl Scene {
             Some(m) => m.garment.apply(&skinned),
             None => skinned,
         }
+    }
+
+    /// The reference solver's first frame of a simulation starting at
+    /// `frame`: the skinned garment settled against the still body for one
+    /// step of `physics.solver.settle_dt` (with the self-collision term when
+    /// `physics.solver.self_collision` asks for it), the frame `senc
+    /// simulate` writes first with the same `physics` and `self_collision`.
+    /// Fails on a mirrored scene (the solver poses the body as recorded).
+    pub fn settled_garment(
+        &self,
+        frame: usize,
+        physics: &PhysicsConfig,
+        self_collision: &SelfCollisionConfig,
+    ) -> crate::Result<SimulatedFrame> {
+        if self.mirror.is_some() {
+            return Err(crate::Error::invalid(
+                "a settled start is made on the scene as recorded, not on its mirror image",
+            ));
+        }
+        let Some(pose) = self.motion.frames.get(frame) else {
+            return Err(crate::Error::invalid(format!(
+                "settled start at frame {frame}: the motion has {} frames",
+                self.num_frames()
+            )));
+        };
+        let rig = GarmentRig {
+            rest: &self.garment.rest,
+            pinned: &self.garment.pinned,
+            weights: &self.garment.weights,
+        };
+        let poses = std::slice::from_ref(pose);
+        ReferenceSimulation::new(rig, &self.body, poses, physics)?
+            .with_self_collision(self_collision)?
+            .next_frame()
+            .expect("one pose, one frame")
     }
 
     /// The body for the step `now` → `next` (equal frames for a settling step).
