@@ -2,7 +2,8 @@
 //!
 //! For each directory of frames (a rollout, `senc simulate`'s frames, the
 //! skinned garment of `senc garment --motion`) of the garment a checkpoint
-//! was trained on, over every `STEP`-th frame: the share of edges longer
+//! was trained on, over every `STEP`-th frame after the first (the first is
+//! the start state, skinned or settled, not a step's): the share of edges longer
 //! than the checkpoint's strain range allows ((1 + s)·L, plus 0.1 % of L)
 //! and shorter ((1 − c)·L, minus 0.1 %), the share of an edge-strain energy
 //! Σ L·(l/L − 1)² that those edges hold, its mean per frame, and the 1st,
@@ -101,7 +102,7 @@ fn run() -> senc::Result<()> {
     let rest_length =
         topology.positive_edge_lengths(&rest.positions, "edge_strain: the rest garment")?;
     println!(
-        "range {:.1} % to +{:.1} % of rest; every {step}th frame",
+        "range {:.1} % to +{:.1} % of rest; every {step}th frame from the second",
         -100.0 * c,
         100.0 * s
     );
@@ -125,7 +126,7 @@ fn run() -> senc::Result<()> {
         let (mut e_over, mut e_under, mut e_within) = (0.0, 0.0, 0.0);
         let mut strains = Vec::new();
         let mut count = 0;
-        for x in frames.iter().step_by(step) {
+        for x in frames.iter().skip(1).step_by(step) {
             count += 1;
             for (&[a, b], &l0) in edges.iter().zip(&rest_length) {
                 let strain = (x[b] - x[a]).norm() / l0 - 1.0;
