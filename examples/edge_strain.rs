@@ -40,19 +40,34 @@ fn main() {
     }
 }
 
+/// Where a strain l/L − 1 lies against the range [−c, s] (0.1 % of
+/// tolerance either side).
+#[derive(Clone, Copy, PartialEq)]
+enum Side {
+    Over,
+    Under,
+    Within,
+}
+
+fn side(strain: f64, s: f64, c: f64) -> Side {
+    if strain > s + 1e-3 {
+        Side::Over
+    } else if strain < -c - 1e-3 {
+        Side::Under
+    } else {
+        Side::Within
+    }
+}
+
 /// (share above the range, share below it) of the edges of `x`.
 fn out_of_range(x: &[Vec3], edges: &[[usize; 2]], rest: &[f64], s: f64, c: f64) -> (f64, f64) {
-    let (mut over, mut under) = (0, 0);
-    for (&[a, b], &l0) in edges.iter().zip(rest) {
-        let strain = (x[b] - x[a]).norm() / l0 - 1.0;
-        if strain > s + 1e-3 {
-            over += 1;
-        } else if strain < -c - 1e-3 {
-            under += 1;
-        }
-    }
-    let n = edges.len() as f64;
-    (over as f64 / n, under as f64 / n)
+    let sides: Vec<Side> = edges
+        .iter()
+        .zip(rest)
+        .map(|(&[a, b], &l0)| side((x[b] - x[a]).norm() / l0 - 1.0, s, c))
+        .collect();
+    let share = |which| sides.iter().filter(|&&v| v == which).count() as f64 / edges.len() as f64;
+    (share(Side::Over), share(Side::Under))
 }
 
 fn run() -> senc::Result<()> {
@@ -133,14 +148,16 @@ fn run() -> senc::Result<()> {
                 let e = l0 * strain * strain;
                 n += 1;
                 strains.push(strain);
-                if strain > s + 1e-3 {
-                    over += 1;
-                    e_over += e;
-                } else if strain < -c - 1e-3 {
-                    under += 1;
-                    e_under += e;
-                } else {
-                    e_within += e;
+                match side(strain, s, c) {
+                    Side::Over => {
+                        over += 1;
+                        e_over += e;
+                    }
+                    Side::Under => {
+                        under += 1;
+                        e_under += e;
+                    }
+                    Side::Within => e_within += e,
                 }
             }
         }

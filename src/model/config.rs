@@ -139,7 +139,7 @@ pub struct StepConstraints {
 ///   the cap), then the contact projection once. The body still has the
 ///   last word; the edges leave the range only where the contacts move
 ///   their ends, and there the sweeps have no say: on the shipped weights
-///   the garments stretch 3–60× more than with `EverySweep` (RESULTS,
+///   the garments stretch 2–60× more than with `EverySweep` (RESULTS,
 ///   "Where the stretch is"). Kept as a measured alternative.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ContactSchedule {
