@@ -11,11 +11,25 @@
 //! `senc eval` reports is the triangles' StVK energy; this edge measure
 //! says which way the edges deviate.
 //!
+//! A second table splits that StVK energy (DESIGN §3) into its shear and
+//! area parts. With the Green strain G = ½(FᵀF − I) and its trace-free part
+//! dev G = G − ½ tr(G)·I, ‖G‖² = ‖dev G‖² + ½ tr(G)², so
+//! ψ = μ‖G‖² + ½λ tr(G)² = μ‖dev G‖² + ½(μ + λ) tr(G)²: the first term
+//! changes shape at constant area, the second changes area. A triangle
+//! stretched by ε along one direction holds ε²·(μ + ½λ) to first order,
+//! stretched by ε in every direction 2ε²·(μ + λ), 2.9× that at the default
+//! material. It also prints the mean stretching energy per frame (J) and
+//! percentiles of the area strain √det(FᵀF) − 1, the share of the energy
+//! held by the 1 % of faces with the most of it, the other faces' energy,
+//! and where the first three of those faces lie on the rest garment.
+//!
 //! With `--sweeps K`, frame K of the first directory is then projected
 //! alone (no body, nothing else) with the checkpoint's strain projection,
 //! and the shares out of range are printed after 1, 10, 60, 200, 1000 and
-//! 5000 Gauss–Seidel sweeps: how far the step's sweep budget is from
-//! bringing that state into range.
+//! 5000 Gauss–Seidel sweeps (and the share of triangles whose principal
+//! stretches are out of it): how far the step's sweep budget is from
+//! bringing that state into range. The checkpoint's `model.ron` says what
+//! is projected (`elements: Edges` or `Triangles`).
 //!
 //! ```text
 //! cargo run --release --example edge_strain -- checkpoints/tshirt 20 ref/tshirt_789_1128 out/shipped_tshirt
@@ -31,7 +45,10 @@ use senc::eval::sequence::{Match, read_frames};
 use senc::garment::Garment;
 use senc::mesh::Topology;
 use senc::physics::lumped_masses;
+use senc::physics::material::THICKNESS;
 use senc::physics::strain_projection::StrainProjection;
+use senc::physics::stretch::Stretch;
+use senc::physics::triangle_strain::TriangleStrain;
 
 fn main() {
     if let Err(e) = run() {
@@ -180,6 +197,7 @@ fn run() -> senc::Result<()> {
             first = Some(frames);
         }
     }
+    print_energy_split(dirs, rest, &run.physics.material)?;
     if let (Some(k), Some(frames)) = (sweeps_from, first) {
         let mut x = frames
             .get(k)
@@ -199,6 +217,9 @@ fn run() -> senc::Result<()> {
             "frame {k} of {} projected alone (ω {}):",
             dirs[0], constraints.strain.over_relaxation
         );
+        let triangles = (0..rest.num_faces())
+            .map(|f| TriangleStrain::new(rest.faces[f], rest.triangle(f), "edge_strain"))
+            .collect::<senc::Result<Vec<_>>>()?;
         let mut done = 0;
         for target in [0, 1, 10, 60, 200, 1000, 5000] {
             while done < target {
@@ -206,12 +227,109 @@ fn run() -> senc::Result<()> {
                 done += 1;
             }
             let (over, under) = out_of_range(&x, &edges, &rest_length, s, c);
+            // Triangles with a principal stretch outside [1 − c, 1 + s]
+            // by more than 0.1 %.
+            let loose = triangles
+                .iter()
+                .filter(|t| {
+                    let [s1, s2] = t.principal_stretches(&x);
+                    s1 > 1.0 + s + 1e-3 || s2 < 1.0 - c - 1e-3
+                })
+                .count();
             println!(
-                "  after {done:>5} sweeps: {:>6.2} % over, {:>6.2} % under",
+                "  after {done:>5} sweeps: edges {:>6.2} % over, {:>6.2} % under; triangles {:>6.2} % out of range",
                 100.0 * over,
-                100.0 * under
+                100.0 * under,
+                100.0 * loose as f64 / triangles.len() as f64
             );
         }
+    }
+    Ok(())
+}
+
+/// Per directory: mean StVK energy per frame (J), the shares of it in shear
+/// (μ‖dev G‖²) and in area change (½(μ + λ) tr(G)²), the 1st, 50th and 99th
+/// percentiles of the triangles' area strain √det(FᵀF) − 1, the share held
+/// by the 1 % of faces with the most energy on average over the frames, the
+/// energy per frame of the other 99 %, and where the first three of those
+/// faces lie on the rest garment (m).
+fn print_energy_split(
+    dirs: &[String],
+    rest: &senc::mesh::TriMesh,
+    material: &senc::physics::material::Material,
+) -> senc::Result<()> {
+    let stretch = Stretch::new(rest, material)?;
+    let faces = rest.num_faces();
+    let volume: Vec<f64> = (0..faces).map(|f| rest.face_area(f) * THICKNESS).collect();
+    let top_faces = faces.div_ceil(100);
+    println!(
+        "{:<32} {:>10} {:>8} {:>8} {:>9} {:>9} {:>9} {:>12} {:>14}",
+        "frames",
+        "E/frame J",
+        "shear %",
+        "area %",
+        "area p1",
+        "area p50",
+        "area p99",
+        "top 1 % f. %",
+        "others E/frame"
+    );
+    for dir in dirs {
+        let frames = read_frames(Path::new(dir), rest, None, Match::Vertices)?;
+        let (mut shear, mut area, mut count) = (0.0, 0.0, 0usize);
+        let mut area_strain = Vec::new();
+        let mut per_face = vec![0.0; faces];
+        for x in frames.iter().skip(1) {
+            count += 1;
+            for (f, &v) in volume.iter().enumerate() {
+                let deformation = stretch.deformation_gradient(f, x);
+                let metric = deformation.transpose() * deformation;
+                let green = 0.5 * (metric - nalgebra::Matrix2::identity());
+                let trace = green.trace();
+                let deviator = green - 0.5 * trace * nalgebra::Matrix2::identity();
+                let (s, a) = (
+                    v * material.mu * deviator.norm_squared(),
+                    v * 0.5 * (material.mu + material.lambda) * trace * trace,
+                );
+                shear += s;
+                area += a;
+                per_face[f] += s + a;
+                area_strain.push(metric.determinant().max(0.0).sqrt() - 1.0);
+            }
+        }
+        area_strain.sort_by(f64::total_cmp);
+        let mut ranked: Vec<usize> = (0..faces).collect();
+        ranked.sort_by(|&a, &b| per_face[b].total_cmp(&per_face[a]));
+        let total = shear + area;
+        let in_top: f64 = ranked[..top_faces].iter().map(|&f| per_face[f]).sum();
+        let count = count.max(1) as f64;
+        println!(
+            "{:<32} {:>10.3e} {:>8.1} {:>8.1} {:>+9.4} {:>+9.4} {:>+9.4} {:>12.1} {:>14.3e}",
+            dir,
+            total / count,
+            100.0 * shear / total,
+            100.0 * area / total,
+            percentile(&area_strain, 0.01),
+            percentile(&area_strain, 0.5),
+            percentile(&area_strain, 0.99),
+            100.0 * in_top / total,
+            (total - in_top) / count
+        );
+        let where_: Vec<String> = ranked[..3]
+            .iter()
+            .map(|&f| {
+                let [a, b, c] = rest.triangle(f);
+                let centre = (a + b + c) / 3.0;
+                format!(
+                    "face {f} ({:.1} %) at ({:+.3}, {:+.3}, {:+.3})",
+                    100.0 * per_face[f] / total,
+                    centre.x,
+                    centre.y,
+                    centre.z
+                )
+            })
+            .collect();
+        println!("    most: {}", where_.join(", "));
     }
     Ok(())
 }

@@ -36,6 +36,7 @@ pub mod solver;
 pub mod strain_limit;
 pub mod strain_projection;
 pub mod stretch;
+pub mod triangle_strain;
 
 pub use bend::{Bend, BendRest};
 pub use body_collision::{
@@ -57,5 +58,5 @@ pub use self_collision_term::SelfCollisionEnergy;
 pub use solver::drape::{DrapeConfig, DrapeReport, static_drape};
 pub use solver::{ClothState, ReferenceSolver, StepReport};
 pub use strain_limit::{StrainLimit, StrainLimitConfig};
-pub use strain_projection::{StrainProjection, StrainProjectionConfig};
+pub use strain_projection::{StrainElements, StrainProjection, StrainProjectionConfig};
 pub use stretch::Stretch;
