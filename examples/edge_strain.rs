@@ -21,7 +21,8 @@
 //! material. It also prints the mean stretching energy per frame (J) and
 //! percentiles of the area strain √det(FᵀF) − 1, the share of the energy
 //! held by the 1 % of faces with the most of it, the other faces' energy,
-//! and where the first three of those faces lie on the rest garment.
+//! and where the first three of those faces lie on the rest garment and
+//! how thin they are.
 //!
 //! With `--sweeps K`, frame K of the first directory is then projected
 //! alone (no body, nothing else) with the checkpoint's strain projection,
@@ -252,7 +253,8 @@ fn run() -> senc::Result<()> {
 /// percentiles of the triangles' area strain √det(FᵀF) − 1, the share held
 /// by the 1 % of faces with the most energy on average over the frames, the
 /// energy per frame of the other 99 %, and where the first three of those
-/// faces lie on the rest garment (m).
+/// faces lie on the rest garment (m), with their rest altitudes over their
+/// longest edge and how many faces are thinner.
 fn print_energy_split(
     dirs: &[String],
     rest: &senc::mesh::TriMesh,
@@ -262,6 +264,18 @@ fn print_energy_split(
     let faces = rest.num_faces();
     let volume: Vec<f64> = (0..faces).map(|f| rest.face_area(f) * THICKNESS).collect();
     let top_faces = faces.div_ceil(100);
+    // Each face's rest altitude over its longest edge (m), and its rank
+    // among the faces from the thinnest (0).
+    let altitude: Vec<f64> = (0..faces)
+        .map(|f| {
+            let [a, b, c] = rest.triangle(f);
+            let longest = [(b - a).norm(), (c - b).norm(), (a - c).norm()]
+                .into_iter()
+                .fold(0.0, f64::max);
+            2.0 * rest.face_area(f) / longest
+        })
+        .collect();
+    let thinness_rank = |f: usize| altitude.iter().filter(|&&h| h < altitude[f]).count();
     println!(
         "{:<32} {:>10} {:>8} {:>8} {:>9} {:>9} {:>9} {:>12} {:>14}",
         "frames",
@@ -321,8 +335,10 @@ fn print_energy_split(
                 let [a, b, c] = rest.triangle(f);
                 let centre = (a + b + c) / 3.0;
                 format!(
-                    "face {f} ({:.1} %) at ({:+.3}, {:+.3}, {:+.3})",
+                    "face {f} ({:.1} %; altitude {:.1} mm, thinnest but {}) at ({:+.3}, {:+.3}, {:+.3})",
                     100.0 * per_face[f] / total,
+                    1e3 * altitude[f],
+                    thinness_rank(f),
                     centre.x,
                     centre.y,
                     centre.z
