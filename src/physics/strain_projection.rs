@@ -124,7 +124,7 @@ impl StrainProjectionConfig {
     }
 }
 
-/// The projection over one garment's edges.
+/// The projection over one garment's edges, or its triangles.
 #[derive(Clone, Debug)]
 pub struct StrainProjection {
     /// (a, b, shortest and longest allowed length in m); empty when the
@@ -141,11 +141,12 @@ pub struct StrainProjection {
 }
 
 impl StrainProjection {
-    /// The projection over every unique edge of `rest`, with `masses` the
-    /// lumped vertex masses (kg) and `pinned[v]` true for vertices that
-    /// never move. Fails on an edge of zero or non-finite rest length, a
-    /// non-positive mass of a free vertex, or lengths that do not match the
-    /// mesh.
+    /// The projection over every unique edge (or every triangle, as
+    /// `config.elements` says) of `rest`, with `masses` the lumped vertex
+    /// masses (kg) and `pinned[v]` true for vertices that never move. Fails
+    /// on an edge of zero or non-finite rest length, a degenerate rest
+    /// triangle (when triangles are limited), a non-positive mass of a free
+    /// vertex, or lengths that do not match the mesh.
     pub fn new(
         rest: &TriMesh,
         masses: &[f64],
@@ -212,9 +213,9 @@ impl StrainProjection {
         self.iterations
     }
 
-    /// Brings every edge of `x` outside its length range back into it, in
-    /// place, with up to [`Self::iterations`] sweeps (fewer once a sweep
-    /// moves nothing); returns how many edge moves were made (0: `x` was
+    /// Brings every edge (or triangle) of `x` outside its range back into
+    /// it, in place, with up to [`Self::iterations`] sweeps (fewer once a
+    /// sweep moves nothing); returns how many moves were made (0: `x` was
     /// within the range and is unchanged). `rollout::constrain_step`
     /// interleaves [`Self::sweep`] with the body's contact planes instead.
     pub fn apply(&self, x: &mut [Vec3]) -> usize {
