@@ -253,11 +253,7 @@ impl StrainProjection {
         for &(a, b, shortest, longest) in &self.edges {
             let d = x[b] - x[a];
             let l = d.norm();
-            let target = if l > longest {
-                longest
-            } else if l < shortest && l > 0.0 {
-                shortest
-            } else {
+            let Some(target) = length_target(l, shortest, longest) else {
                 continue;
             };
             let (wa, wb) = (self.inverse_mass[a], self.inverse_mass[b]);
@@ -271,6 +267,18 @@ impl StrainProjection {
             moves += 1;
         }
         moves
+    }
+}
+
+/// The end of [`shortest`, `longest`] nearest to a length `l` outside it,
+/// or `None` for a length within it (or zero: no direction to move along).
+pub(crate) fn length_target(l: f64, shortest: f64, longest: f64) -> Option<f64> {
+    if l > longest {
+        Some(longest)
+    } else if l < shortest && l > 0.0 {
+        Some(shortest)
+    } else {
+        None
     }
 }
 

@@ -98,7 +98,7 @@ impl Stretch {
 }
 
 /// Dm: rest edge vectors e0, e1 written in the in-plane basis (b0 along e0).
-fn rest_coordinates(e0: Vec3, e1: Vec3) -> Matrix2<f64> {
+pub(crate) fn rest_coordinates(e0: Vec3, e1: Vec3) -> Matrix2<f64> {
     let b0 = e0.normalize();
     let b1 = e0.cross(&e1).cross(&e0).normalize();
     Matrix2::new(b0.dot(&e0), b0.dot(&e1), b1.dot(&e0), b1.dot(&e1))

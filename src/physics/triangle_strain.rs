@@ -27,10 +27,10 @@
 //! edge rule of [`super::strain_projection`], which bounds its stretches
 //! less tightly (an 8 × 8 sheet pinned along a row, sheared by 0.3 and
 //! stretched by 20 %, ended at σ₁ = 1.05 against a 1.02 bound after 3 000
-//! sweeps); one with none is left alone, as is
-//! one collapsed to a point (no direction to stretch along). A triangle collapsed to a segment (σ₂ = 0) is opened across it,
-//! in the plane of the segment and the first coordinate axis least aligned
-//! with it.
+//! sweeps); one with none is left alone, as is one collapsed to a point
+//! (no direction to stretch along). A triangle collapsed to a segment
+//! (σ₂ = 0) is opened across it, in the plane of the segment and the first
+//! coordinate axis least aligned with it.
 //!
 //! Why triangles as well as edges: edge lengths do not bound a badly shaped
 //! triangle's strain. A sliver whose two short edges nearly add up to its
@@ -42,6 +42,8 @@
 
 use nalgebra::{Matrix2, Matrix3x2, SymmetricEigen, Vector2};
 
+use super::strain_projection::length_target;
+use super::stretch::rest_coordinates;
 use crate::{Error, Result, Vec3};
 
 /// The rest data of one limited triangle.
@@ -71,9 +73,7 @@ impl TriangleStrain {
                 0.5 * normal.norm()
             )));
         }
-        let b0 = e0.normalize();
-        let b1 = normal.cross(&e0).normalize();
-        let rest_edges = Matrix2::new(b0.dot(&e0), b0.dot(&e1), b1.dot(&e0), b1.dot(&e1));
+        let rest_edges = rest_coordinates(e0, e1);
         let rest_edges_inverse = rest_edges.try_inverse().ok_or_else(|| {
             Error::invalid(format!("{what}: rest triangle {face:?} is degenerate"))
         })?;
@@ -84,19 +84,15 @@ impl TriangleStrain {
         })
     }
 
-    /// The triangle's vertex indices.
-    pub fn face(&self) -> [usize; 3] {
-        self.face
-    }
-
     /// The principal stretches (σ₁ ≥ σ₂ ≥ 0) of the triangle at `x`.
     pub fn principal_stretches(&self, x: &[Vec3]) -> [f64; 2] {
-        let (sigma, _) = self.decomposition(x);
+        let (_, sigma, _) = self.decomposition(x);
         [sigma[0], sigma[1]]
     }
 
-    /// F at `x`, and (σ₁ ≥ σ₂, the matching unit eigenvectors of FᵀF).
-    fn decomposition(&self, x: &[Vec3]) -> (Vector2<f64>, (Matrix3x2<f64>, Matrix2<f64>)) {
+    /// F at `x`, its singular values σ₁ ≥ σ₂ and the matching unit
+    /// eigenvectors of FᵀF (the columns v₁, v₂).
+    fn decomposition(&self, x: &[Vec3]) -> (Matrix3x2<f64>, Vector2<f64>, Matrix2<f64>) {
         let [i0, i1, i2] = self.face;
         let edges = Matrix3x2::from_columns(&[x[i0] - x[i2], x[i1] - x[i2]]);
         let f = edges * self.rest_edges_inverse;
@@ -114,7 +110,7 @@ impl TriangleStrain {
             eigen.eigenvectors.column(first).into_owned(),
             eigen.eigenvectors.column(second).into_owned(),
         ]);
-        (sigma, (f, v))
+        (f, sigma, v)
     }
 
     /// Moves the triangle's vertices so that its principal stretches lie in
@@ -129,7 +125,7 @@ impl TriangleStrain {
         highest: f64,
         over_relaxation: f64,
     ) -> bool {
-        let (sigma, (f, v)) = self.decomposition(x);
+        let (f, sigma, v) = self.decomposition(x);
         let clamped = sigma.map(|s| s.clamp(lowest, highest));
         let outside = (0..2).any(|k| {
             let s = sigma[k];
@@ -196,11 +192,7 @@ impl TriangleStrain {
         for (other, length) in others {
             let d = x[free] - x[self.face[other]];
             let l = d.norm();
-            let target = if l > highest * length {
-                highest * length
-            } else if l < lowest * length && l > 0.0 {
-                lowest * length
-            } else {
+            let Some(target) = length_target(l, lowest * length, highest * length) else {
                 continue;
             };
             x[free] -= over_relaxation * (l - target) / l * d;
