@@ -17,7 +17,7 @@
 //! ψ = μ‖G‖² + ½λ tr(G)² = μ‖dev G‖² + ½(μ + λ) tr(G)²: the first term
 //! changes shape at constant area, the second changes area. A triangle
 //! stretched by ε along one direction holds ε²·(μ + ½λ) to first order,
-//! stretched by ε in every direction 2ε²·(μ + λ), 2.9× that at the default
+//! stretched by ε in every direction 2ε²·(μ + λ), 3.0× that at the default
 //! material. It also prints the mean stretching energy per frame (J) and
 //! percentiles of the area strain √det(FᵀF) − 1, the share of the energy
 //! held by the 1 % of faces with the most of it, the other faces' energy,

@@ -38,7 +38,8 @@
 //! a few per cent of its rest length, while its StVK energy, which depends
 //! on F through Dm⁻¹, grows without bound. Every principal stretch within
 //! [σ_lo, σ_hi] bounds every edge's stretch to the same range and the
-//! triangle's energy density to ψ(σ_lo or σ_hi in both directions).
+//! triangle's energy density to its largest value over the pairs
+//! (σ₁, σ₂) in that range.
 
 use nalgebra::{Matrix2, Matrix3x2, SymmetricEigen, Vector2};
 
