@@ -19,7 +19,8 @@ use senc::train::config::{MotionWindow, Selection, TrainConfig, Validation};
 use senc::train::ema::WeightAverageConfig;
 use senc::train::schedule::{LearningRate, RolloutRamp};
 use senc::train::{
-    Preconditioner, SELECTED_FILE, TrainOptions, best_dir, checkpoint_dir, train, validated_dir,
+    LossState, Preconditioner, SELECTED_FILE, TrainOptions, best_dir, checkpoint_dir, train,
+    validated_dir,
 };
 
 /// The skirt on the first two frames of 01_01 with the default material and
@@ -349,6 +350,50 @@ fn step_constraints_hold_rollouts_in_the_strain_range_and_leave_the_loss_alone()
         .map(|(a, b)| (a - b).norm())
         .fold(0.0, f64::max);
     assert!(moved > 1e-6, "the schedules agree to {moved} m");
+}
+
+/// With `train.loss_state: Constrained` the loss is taken at the state
+/// the step constraints leave: the first update (same weights, same
+/// sample, same prediction) pays the stretching energy of the constrained
+/// state, less than the prediction's (the skirt skinned to the first pose
+/// is stretched far beyond 2 %), and the runs differ from then on. Without
+/// step constraints the setting changes nothing, to the bit.
+#[test]
+fn the_loss_at_the_constrained_state_pays_the_projected_stretch() {
+    let _serial = serial();
+    let run = |constraints: bool, loss_state: LossState| {
+        let mut config = tiny(4);
+        config.train.loss_state = loss_state;
+        if constraints {
+            config.model.step_constraints = Some(StepConstraints {
+                strain: StrainProjectionConfig {
+                    max_strain: 0.02,
+                    iterations: 60,
+                    max_compression: Some(0.03),
+                    over_relaxation: 1.0,
+                    elements: StrainElements::Edges,
+                },
+                contacts: None,
+                contact_schedule: ContactSchedule::EverySweep,
+            });
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let summary = train(&config, &options(dir.path())).unwrap();
+        assert_eq!(summary.skipped, 0);
+        (log_column(dir.path(), "stretch"), losses(dir.path()))
+    };
+    let (at_prediction, plain) = run(true, LossState::Prediction);
+    let (at_constrained, constrained) = run(true, LossState::Constrained);
+    assert!(
+        at_constrained[0] < 0.5 * at_prediction[0],
+        "stretch term of the first update: {} at the constrained state, {} at the prediction",
+        at_constrained[0],
+        at_prediction[0]
+    );
+    assert_ne!(plain, constrained);
+    let (_, unconstrained) = run(false, LossState::Prediction);
+    let (_, unconstrained_constrained_loss) = run(false, LossState::Constrained);
+    assert_eq!(unconstrained, unconstrained_constrained_loss);
 }
 
 /// `Start::Settled` starts a rollout where `senc simulate` starts: its

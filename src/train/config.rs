@@ -165,6 +165,28 @@ pub struct TrainConfig {
     /// updates instead of the latest weights ([`super::ema`]). `None`:
     /// the latest weights (HOOD).
     pub weight_average: Option<WeightAverageConfig>,
+    /// Which state each step's loss is taken at: the network's prediction
+    /// (HOOD), or the state the step carries on from after the model's step
+    /// constraints ([`LossState`]).
+    pub loss_state: LossState,
+}
+
+/// Where the loss of a training step is evaluated (DESIGN §5).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum LossState {
+    /// At the prediction x, before the step constraints: the network is
+    /// taught the implicit Euler step, and the constraints then move it.
+    #[default]
+    Prediction,
+    /// At P(x), the prediction after `model.step_constraints` (what a
+    /// rollout and training's chains carry on from), with the gradient
+    /// ∇E(P(x)) passed to x unchanged (straight through the projection).
+    /// Its fixed point, ∇E(P(x)) = 0, makes the carried state the implicit
+    /// Euler step; at the prediction's fixed point, ∇E(x) = 0, the
+    /// projection still moves x wherever the step leaves an edge out of
+    /// range, and the strain sweeps spread that move over the garment.
+    /// Without step constraints the same as `Prediction`.
+    Constrained,
 }
 
 /// The vector backpropagated from the predicted positions into the network.
@@ -246,6 +268,7 @@ impl Default for TrainConfig {
             gradient_clip: GRADIENT_CLIP_NORM,
             contacts_at_prediction: false,
             weight_average: None,
+            loss_state: LossState::Prediction,
         }
     }
 }

@@ -15,7 +15,7 @@ pub mod trainer;
 pub mod validation;
 pub mod window;
 
-pub use config::{Preconditioner, TrainConfig};
+pub use config::{LossState, Preconditioner, TrainConfig};
 pub use run::{
     RUN_CONFIG_FILE, SELECTED_FILE, TrainOptions, TrainSummary, best_dir, checkpoint_dir,
     checkpoint_run_config, pulled_vector, train, validated_dir, validated_models,

@@ -49,7 +49,7 @@ use crate::rollout::{
     project_step,
 };
 use crate::train::RunConfig;
-use crate::train::{Preconditioner, TrainConfig};
+use crate::train::{LossState, Preconditioner, TrainConfig};
 use crate::{Error, Result, Vec3};
 
 /// Where and how to train.
@@ -699,6 +699,13 @@ impl SampleRun<'_> {
                 _ => None,
             };
 
+            // With `loss_state: Constrained` the loss is taken at the state
+            // the step carries on from; its gradient passes straight through.
+            let constrained_before_loss = tc.loss_state == LossState::Constrained
+                && trainer.sim.config.step_constraints.is_some();
+            if constrained_before_loss && x.iter().all(|p| p.iter().all(|c| c.is_finite())) {
+                x = constrain_step(x, &state.x, &bodies, &trainer.sim.config, &cached)?;
+            }
             let x_finite = x.iter().all(|p| p.iter().all(|c| c.is_finite()));
             let update = trainer.updates;
             let velocity = state.velocity(dt);
@@ -782,7 +789,11 @@ impl SampleRun<'_> {
             bar.set_position(trainer.updates);
             bar.set_message(format!("loss {:.3e} stage {stage}", evaluation.total));
             // The chain goes on from the state a rollout reaches.
-            let x = constrain_step(x, &state.x, &bodies, &trainer.sim.config, &cached)?;
+            let x = if constrained_before_loss {
+                x
+            } else {
+                constrain_step(x, &state.x, &bodies, &trainer.sim.config, &cached)?
+            };
             state.advance(x, bodies.pin_targets.clone(), settling);
         }
         outcome.end = Some(state);
