@@ -356,8 +356,9 @@ fn step_constraints_hold_rollouts_in_the_strain_range_and_leave_the_loss_alone()
 /// the step constraints leave: the first update (same weights, same
 /// sample, same prediction) pays the stretching energy of the constrained
 /// state, less than the prediction's (the skirt skinned to the first pose
-/// is stretched far beyond 2 %), and the runs differ from then on. Without
-/// step constraints the setting changes nothing, to the bit.
+/// is stretched far beyond 2 %), and the runs differ from then on; `Both`
+/// pays the sum of the two. Without step constraints the setting changes
+/// nothing, to the bit.
 #[test]
 fn the_loss_at_the_constrained_state_pays_the_projected_stretch() {
     let _serial = serial();
@@ -391,6 +392,10 @@ fn the_loss_at_the_constrained_state_pays_the_projected_stretch() {
         at_prediction[0]
     );
     assert_ne!(plain, constrained);
+    // `Both` pays the two: the first update's loss is their sum.
+    let (_, both) = run(true, LossState::Both);
+    assert_eq!(both[0].1, plain[0].1 + constrained[0].1);
+    assert_ne!(both, plain);
     let (_, unconstrained) = run(false, LossState::Prediction);
     let (_, unconstrained_constrained_loss) = run(false, LossState::Constrained);
     assert_eq!(unconstrained, unconstrained_constrained_loss);

@@ -187,6 +187,12 @@ pub enum LossState {
     /// range, and the strain sweeps spread that move over the garment.
     /// Without step constraints the same as `Prediction`.
     Constrained,
+    /// The sum of both: E(x) + E(P(x)), with the gradient ∇E(x) +
+    /// ∇E(P(x)). The prediction's own term keeps x near the implicit Euler
+    /// step where the projection's straight-through gradient alone does not
+    /// hold it (`Constrained` diverges on the T-shirt: RESULTS, "The loss
+    /// after the constraints").
+    Both,
 }
 
 /// The vector backpropagated from the predicted positions into the network.

@@ -718,10 +718,26 @@ impl SampleRun<'_> {
                 step.add_contacts(extra);
             }
             let StepLoss {
-                evaluation,
+                mut evaluation,
                 mut terms,
                 stage,
             } = self.loss(&step, &x, update)?;
+            // With `loss_state: Both` the loss at the constrained state is
+            // added, its gradient passed straight through.
+            let mut carried = None;
+            if tc.loss_state == LossState::Both
+                && trainer.sim.config.step_constraints.is_some()
+                && x_finite
+            {
+                let constrained =
+                    constrain_step(x.clone(), &state.x, &bodies, &trainer.sim.config, &cached)?;
+                let at_constrained = self.loss(&step, &constrained, update)?.evaluation;
+                for (g, c) in evaluation.gradient.iter_mut().zip(&at_constrained.gradient) {
+                    *g += c;
+                }
+                evaluation.total += at_constrained.total;
+                carried = Some(constrained);
+            }
             // The prediction's deepest vertex inside the body at t+1 (m).
             let depth = if x_finite {
                 points_inside(bodies.query()?, &x)
@@ -789,10 +805,10 @@ impl SampleRun<'_> {
             bar.set_position(trainer.updates);
             bar.set_message(format!("loss {:.3e} stage {stage}", evaluation.total));
             // The chain goes on from the state a rollout reaches.
-            let x = if constrained_before_loss {
-                x
-            } else {
-                constrain_step(x, &state.x, &bodies, &trainer.sim.config, &cached)?
+            let x = match carried {
+                Some(constrained) => constrained,
+                None if constrained_before_loss => x,
+                None => constrain_step(x, &state.x, &bodies, &trainer.sim.config, &cached)?,
             };
             state.advance(x, bodies.pin_targets.clone(), settling);
         }
