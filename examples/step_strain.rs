@@ -49,8 +49,8 @@ fn main() {
 /// One way of constraining the prediction, and its sums over the steps.
 struct Variant {
     name: &'static str,
-    config: ModelConfig,
-    inputs: GarmentModelInputs,
+    /// The constraints applied to the prediction (`None`: the prediction itself).
+    projection: Option<(ModelConfig, GarmentModelInputs)>,
     energy: f64,
     median: f64,
     p99: f64,
@@ -95,6 +95,7 @@ fn run() -> Result<()> {
         (percentile(&s, 0.5), percentile(&s, 0.99))
     };
 
+    let inputs = GarmentModelInputs::new(&scene, &conditions.material, &model.config)?;
     let variant = |name: &'static str, change: &dyn Fn(&mut senc::model::StepConstraints)| {
         let mut config = model.config.clone();
         if let Some(c) = config.step_constraints.as_mut() {
@@ -102,16 +103,22 @@ fn run() -> Result<()> {
         }
         GarmentModelInputs::new(&scene, &conditions.material, &config).map(|inputs| Variant {
             name,
-            config,
-            inputs,
+            projection: Some((config, inputs)),
             energy: 0.0,
             median: 0.0,
             p99: 0.0,
         })
     };
+    // The rollout goes on from the state of the variant at this index.
+    const CARRIED: usize = 1;
     let mut variants = vec![
-        // The first is the prediction itself; its settings are not used.
-        variant("prediction (no constraints)", &|_| {})?,
+        Variant {
+            name: "prediction (no constraints)",
+            projection: None,
+            energy: 0.0,
+            median: 0.0,
+            p99: 0.0,
+        },
         variant("carried state (all constraints)", &|_| {})?,
         variant("strain sweeps only", &|c| c.contacts = None)?,
         variant("no compression limit", &|c| {
@@ -135,7 +142,7 @@ fn run() -> Result<()> {
     for frame in window.start + 1..window.end {
         let bodies = scene.step_bodies(frame - 1, frame)?;
         let graph = build_step_graph(
-            &variants[1].inputs,
+            &inputs,
             &state,
             &bodies,
             &conditions,
@@ -146,21 +153,22 @@ fn run() -> Result<()> {
         let prediction = model.predict_positions(&graph);
         let mut carried = None;
         for (i, v) in variants.iter_mut().enumerate() {
-            let x = if i == 0 {
-                prediction.clone()
-            } else {
-                constrain_step(prediction.clone(), &state.x, &bodies, &v.config, &v.inputs)?
+            let x = match &v.projection {
+                None => prediction.clone(),
+                Some((config, inputs)) => {
+                    constrain_step(prediction.clone(), &state.x, &bodies, config, inputs)?
+                }
             };
             let (median, p99) = strain(&x);
             v.energy += stretch.value(&x);
             v.median += median;
             v.p99 += p99;
-            if i == 1 {
+            if i == CARRIED {
                 carried = Some(x);
             }
         }
         steps += 1;
-        let carried = carried.expect("the carried state is the second variant");
+        let carried = carried.expect("the variants include the carried state");
         state.advance(carried, bodies.pin_targets.clone(), false);
     }
     println!(
