@@ -40,6 +40,7 @@ pub mod motion;
 pub mod physics;
 pub mod posefix;
 pub mod render;
+pub mod resume;
 pub mod rollout;
 pub mod ron_file;
 pub mod ron_layer;

@@ -9,7 +9,6 @@ use senc::Vec3;
 use senc::approx::config::{ApproxModelConfig, ApproxTrainConfig, Variant};
 use senc::approx::drapes::StoredDrape;
 use senc::approx::model::{Approximator, Scratch, load, save};
-use senc::approx::poses::noisy;
 use senc::approx::residual::{GarmentSkinning, apply_residual};
 use senc::approx::teacher::Teacher;
 use senc::approx::train::{Progress, TrainingSet, train};
@@ -289,7 +288,7 @@ fn teacher_drapes_the_tshirt() {
     };
     let teacher = Teacher::new(&body, &garment, &physics, &drape).unwrap();
     let mut rng = ChaCha8Rng::seed_from_u64(4);
-    let pose = noisy(&body.rest_pose(), 0.05, &mut rng);
+    let pose = body.rest_pose().with_joint_noise(0.05, &mut rng);
     let (x, report) = teacher.drape(&pose).unwrap();
     assert!(report.converged, "{report:?}");
     let skinned = garment.skinned(&body, &pose);

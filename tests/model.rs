@@ -18,8 +18,9 @@ use senc::model::coarse::CoarseLevels;
 use senc::model::edge_sets::{nearest_body_vertices, self_collision_edges};
 use senc::model::simulator::tensor_to_points;
 use senc::model::{EdgeKind, GarmentGraph, ModelConfig, NeuralSimulator, StepGraph};
+use senc::resume::RngState;
 use senc::train::Trainer;
-use senc::train::checkpoint::{self as training_checkpoint, RngState, TrainingState};
+use senc::train::checkpoint::{self as training_checkpoint, TrainingState};
 use tube_scene::TubeScene;
 
 /// Held by every test that steps a `Trainer`. Two trainers stepping at

@@ -68,7 +68,7 @@ mod tests {
     fn inputs_ignore_root_position_and_heading() {
         let body = Body::makehuman().unwrap();
         let mut rng = ChaCha8Rng::seed_from_u64(1);
-        let pose = crate::approx::poses::noisy(&body.rest_pose(), 0.3, &mut rng);
+        let pose = body.rest_pose().with_joint_noise(0.3, &mut rng);
         let (_, a) = bone_inputs(&body.skeleton, &pose);
         let mut moved = pose.clone();
         moved.root_translation += Vec3::new(1.5, -0.3, 2.0);

@@ -4,7 +4,6 @@
 use nalgebra::{Quaternion, UnitQuaternion};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use rand_distr::{Distribution, Normal};
 
 use crate::body::{Pose, Skeleton};
 use crate::{Error, Result, Vec3};
@@ -107,18 +106,6 @@ fn reflect(p: &Vec3) -> Vec3 {
     Vec3::new(-p.x, p.y, p.z)
 }
 
-/// `pose` with every joint but the root turned by a random rotation whose
-/// axis-angle vector has independent N(0, σ²) components.
-pub fn noisy(pose: &Pose, sigma: f64, rng: &mut ChaCha8Rng) -> Pose {
-    let normal = Normal::new(0.0, sigma.max(0.0)).expect("finite sigma");
-    let mut out = pose.clone();
-    for q in out.local_rotations.iter_mut().skip(1) {
-        let v = Vec3::new(normal.sample(rng), normal.sample(rng), normal.sample(rng));
-        *q *= UnitQuaternion::from_scaled_axis(v);
-    }
-    out
-}
-
 /// The samples of a set of motion frames: every `every`-th frame of each
 /// `(name, frames)` clip, then (if `mirror`) their mirror images, then
 /// `noisy_copies` noisy copies of all of those, noise drawn from `seed` in
@@ -159,7 +146,7 @@ pub fn sample_poses(
         for i in 0..base {
             let s = &samples[i];
             let copy = PoseSample {
-                pose: noisy(&s.pose, noise, &mut rng),
+                pose: s.pose.with_joint_noise(noise, &mut rng),
                 source: format!("{} noise {}", s.source, k + 1),
             };
             samples.push(copy);
@@ -223,7 +210,7 @@ mod tests {
         let body = Body::makehuman().unwrap();
         let mirror = JointMirror::new(&body.skeleton).unwrap();
         let mut rng = ChaCha8Rng::seed_from_u64(3);
-        let mut pose = noisy(&body.rest_pose(), 0.4, &mut rng);
+        let mut pose = body.rest_pose().with_joint_noise(0.4, &mut rng);
         pose.root_translation = Vec3::new(0.1, 0.05, -0.2);
         let back = mirror.apply(&mirror.apply(&pose));
         for (a, b) in back.local_rotations.iter().zip(&pose.local_rotations) {

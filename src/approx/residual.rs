@@ -113,7 +113,7 @@ mod tests {
         let body = Body::makehuman().unwrap();
         let garment = Garment::builtin("tshirt", &body).unwrap();
         let mut rng = ChaCha8Rng::seed_from_u64(5);
-        let pose = crate::approx::poses::noisy(&body.rest_pose(), 0.3, &mut rng);
+        let pose = body.rest_pose().with_joint_noise(0.3, &mut rng);
         let transforms = body.joint_transforms(&pose);
         let skinning = GarmentSkinning {
             rest: &garment.rest.positions,

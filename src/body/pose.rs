@@ -1,6 +1,8 @@
 //! A pose of a skeleton, relative to its rest pose.
 
 use nalgebra::UnitQuaternion;
+use rand::Rng;
+use rand_distr::{Distribution, Normal};
 
 use crate::Vec3;
 
@@ -45,6 +47,19 @@ impl Pose {
                 .map(|(a, b)| slerp_shortest(a, b, t))
                 .collect(),
         }
+    }
+
+    /// This pose with every joint but the root turned by a random rotation
+    /// whose axis-angle vector has independent N(0, σ²) components (radians),
+    /// drawn joint by joint in order.
+    pub fn with_joint_noise<R: Rng + ?Sized>(&self, sigma: f64, rng: &mut R) -> Pose {
+        let normal = Normal::new(0.0, sigma.max(0.0)).expect("finite sigma");
+        let mut out = self.clone();
+        for q in out.local_rotations.iter_mut().skip(1) {
+            let v = Vec3::new(normal.sample(rng), normal.sample(rng), normal.sample(rng));
+            *q *= UnitQuaternion::from_scaled_axis(v);
+        }
+        out
     }
 
     /// True when every number is finite.

@@ -401,7 +401,7 @@ mod tests {
     fn six_d_round_trips_and_rejects_degenerate_vectors() {
         let mut rng = ChaCha8Rng::seed_from_u64(9);
         let body = Body::makehuman().unwrap();
-        let pose = crate::approx::poses::noisy(&body.rest_pose(), 1.0, &mut rng);
+        let pose = body.rest_pose().with_joint_noise(1.0, &mut rng);
         let space = PoseSpace::cmu_mb(&body.skeleton).unwrap();
         assert_eq!(space.dims(), 132);
         let theta = space.encode(&pose).unwrap();
@@ -438,7 +438,7 @@ mod tests {
         let mut rng = ChaCha8Rng::seed_from_u64(4);
         let body = Body::makehuman().unwrap();
         let space = PoseSpace::cmu_mb(&body.skeleton).unwrap();
-        let pose = crate::approx::poses::noisy(&body.rest_pose(), 1.0, &mut rng);
+        let pose = body.rest_pose().with_joint_noise(1.0, &mut rng);
         let on = space.encode(&pose).unwrap();
         let mut normal = || -> f64 { StandardNormal.sample(&mut rng) };
         let w: Vec<f64> = (0..space.dims()).map(|_| normal()).collect();
@@ -476,13 +476,13 @@ mod tests {
         let space = PoseSpace::cmu_mb(&body.skeleton).unwrap();
         let mut rng = ChaCha8Rng::seed_from_u64(1);
         let poses: Vec<Pose> = (0..20)
-            .map(|_| crate::approx::poses::noisy(&body.rest_pose(), 0.3, &mut rng))
+            .map(|_| body.rest_pose().with_joint_noise(0.3, &mut rng))
             .collect();
         let limits = JointLimits::from_poses(&space, &poses, 0.05).unwrap();
         for pose in &poses {
             assert!(limits.contains(&space.encode(pose).unwrap()));
         }
-        let far = crate::approx::poses::noisy(&body.rest_pose(), 2.0, &mut rng);
+        let far = body.rest_pose().with_joint_noise(2.0, &mut rng);
         assert!(!limits.contains(&space.encode(&far).unwrap()));
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("limits.ron");

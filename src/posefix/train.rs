@@ -55,7 +55,7 @@ use super::samples::{self, LabelledPoses};
 use super::space::{JointLimits, PoseSpace};
 use crate::atomic_file::{replace_dir, sibling_path, write_bytes_atomic};
 use crate::body::{Body, Pose};
-use crate::train::checkpoint::RngState;
+use crate::resume::RngState;
 use crate::{Error, Result};
 
 /// What the training works on.
@@ -702,7 +702,7 @@ pub fn train_field(
                 (FieldNet::new(&widths, &mut rng, &device), rng, 0)
             }
         };
-    let mut log = crate::train::log::rows_through(&log_path, start as u64);
+    let mut log = crate::resume::log_rows_through(&log_path, start as u64);
     let cap = config.data.clearance;
     if cap.is_some() && !training.has_clearance() {
         return Err(Error::invalid(format!(

@@ -13,13 +13,13 @@ use std::path::Path;
 
 use burn::optim::OptimizerRecord;
 use burn::tensor::{Bytes, Device};
-use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
 use super::ema::{WeightAverageConfig, WeightEma};
 use super::trainer::Trainer;
 use crate::model::ModelConfig;
 use crate::model::checkpoint;
+use crate::resume::RngState;
 use crate::{Error, Result};
 
 const OPTIMIZER_FILE: &str = "training/optimizer.bpk";
@@ -37,38 +37,6 @@ pub struct TrainingState {
     /// Anything else the loop wants back (schedule stage, rollout length, …).
     #[serde(default)]
     pub extra: serde_json::Value,
-}
-
-/// A ChaCha8 stream position: seed + word position restore it exactly.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RngState {
-    /// The 32-byte seed.
-    pub seed: [u8; 32],
-    /// Words consumed, as a decimal string (u128 does not fit JSON numbers).
-    pub word_pos: String,
-}
-
-impl RngState {
-    /// Captures `rng`.
-    pub fn capture(rng: &ChaCha8Rng) -> Self {
-        RngState {
-            seed: rng.get_seed(),
-            word_pos: rng.get_word_pos().to_string(),
-        }
-    }
-
-    /// The generator at the captured position.
-    pub fn restore(&self) -> Result<ChaCha8Rng> {
-        use rand::SeedableRng;
-        let pos: u128 = self
-            .word_pos
-            .parse()
-            .map_err(|_| Error::invalid(format!("bad RNG word position \"{}\"", self.word_pos)))?;
-        let mut rng = ChaCha8Rng::from_seed(self.seed);
-        rng.set_word_pos(pos);
-        Ok(rng)
-    }
 }
 
 /// Writes the trainer's model, optimizer and `state` to `dir`.

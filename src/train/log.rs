@@ -8,24 +8,6 @@ use std::path::{Path, PathBuf};
 
 use crate::{Error, Result};
 
-/// The data rows of the CSV file `path` (its header skipped) whose first
-/// column, a counter, is at most `last`: what a resumed run keeps of its
-/// log. None when the file is missing or unreadable.
-pub fn rows_through(path: &Path, last: u64) -> Vec<String> {
-    std::fs::read_to_string(path)
-        .unwrap_or_default()
-        .lines()
-        .skip(1)
-        .filter(|l| {
-            l.split(',')
-                .next()
-                .and_then(|u| u.parse::<u64>().ok())
-                .is_some_and(|u| u <= last)
-        })
-        .map(str::to_string)
-        .collect()
-}
-
 /// Columns of every row, in order; energy terms follow by name.
 pub const FIXED_COLUMNS: [&str; 9] = [
     "update",

@@ -29,7 +29,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 use super::chain::{Carried, maybe_continue};
-use super::checkpoint::{self as training_checkpoint, RngState, TrainingState};
+use super::checkpoint::{self as training_checkpoint, TrainingState};
 use super::log::CsvLog;
 use super::sample::{Sample, add_noise, affine_velocity, draw};
 use super::trainer::Trainer;
@@ -44,6 +44,7 @@ use crate::model::checkpoint;
 use crate::model::simulator::tensor_to_points;
 use crate::physics::solver::newton::{SparseCholesky, newton_direction};
 use crate::physics::{Cloth, Evaluation, PhysicsConfig, Step, contacts_inside};
+use crate::resume::RngState;
 use crate::rollout::{
     DT, GarmentModelInputs, GarmentState, SETTLE_DT, Scene, build_step_graph, constrain_step,
     project_step,

@@ -72,7 +72,7 @@ impl Validator {
         let (scene, frames) = config
             .motion
             .scene(&base.body, &base.garment, "train.validation")?;
-        let kept = super::log::rows_through(csv, resumed_at);
+        let kept = crate::resume::log_rows_through(csv, resumed_at);
         let best = kept
             .iter()
             .filter_map(|row| row_score(row, config.select))
