@@ -141,11 +141,16 @@ pub struct StepConstraints {
 ///   their ends, and there the sweeps have no say: on the shipped weights
 ///   the garments stretch 2–60× more than with `EverySweep` (RESULTS,
 ///   "Where the stretch is"). Kept as a measured alternative.
+/// - `BeforeEverySweep`: each iteration meets the contact planes first and
+///   then sweeps the edges once, so the edge ranges have the last word: a
+///   vertex may end inside its contact margin by what the last sweep moved
+///   it, where the body holds the cloth in a shape the range forbids.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ContactSchedule {
     #[default]
     EverySweep,
     AfterSweeps,
+    BeforeEverySweep,
 }
 
 /// The garment end of a body edge's "next" features (DESIGN §5).

@@ -205,19 +205,26 @@ pub fn constrain_step(
         None => None,
     };
     let free: Vec<bool> = cached.pinned.iter().map(|p| !p).collect();
-    let every_sweep = constraints.contact_schedule == ContactSchedule::EverySweep;
+    let schedule = constraints.contact_schedule;
+    let meet_contacts = |x: Vec<Vec3>| match &contacts {
+        Some((contacts, margin)) => project_out(x, contacts, *margin, &free).positions,
+        None => x,
+    };
     let mut x = x;
     for _ in 0..strain.iterations() {
+        if schedule == ContactSchedule::BeforeEverySweep {
+            x = meet_contacts(x);
+        }
         let moved = strain.sweep(&mut x);
-        if let (true, Some((contacts, margin))) = (every_sweep, &contacts) {
-            x = project_out(x, contacts, *margin, &free).positions;
+        if schedule == ContactSchedule::EverySweep {
+            x = meet_contacts(x);
         }
         if moved == 0 {
             break;
         }
     }
-    if let (false, Some((contacts, margin))) = (every_sweep, &contacts) {
-        x = project_out(x, contacts, *margin, &free).positions;
+    if schedule == ContactSchedule::AfterSweeps {
+        x = meet_contacts(x);
     }
     Ok(x)
 }
