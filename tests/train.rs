@@ -327,16 +327,19 @@ fn step_constraints_hold_rollouts_in_the_strain_range_and_leave_the_loss_alone()
     // With the contact planes, the body has the last word, whether they
     // are met after every sweep or once after the last; the two schedules
     // leave different states.
-    let mut finals = Vec::new();
-    for schedule in [ContactSchedule::EverySweep, ContactSchedule::AfterSweeps] {
-        model.config.step_constraints = constraints.map(|c| StepConstraints {
+    let with_contacts = |schedule: ContactSchedule| {
+        constraints.map(|c| StepConstraints {
             contacts: Some(ContactProjection {
                 search: ContactSearch::CurrentBody,
                 margin: 0.002,
             }),
             contact_schedule: schedule,
             ..c
-        });
+        })
+    };
+    let mut finals = Vec::new();
+    for schedule in [ContactSchedule::EverySweep, ContactSchedule::AfterSweeps] {
+        model.config.step_constraints = with_contacts(schedule);
         let (least, last) = least_clearances(&model, &scene);
         assert!(
             least.iter().all(|&d| d >= 0.002 - 1e-9),
@@ -367,14 +370,7 @@ fn step_constraints_hold_rollouts_in_the_strain_range_and_leave_the_loss_alone()
         ContactSchedule::EverySweep,
         ContactSchedule::BeforeEverySweep,
     ] {
-        model.config.step_constraints = constraints.map(|c| StepConstraints {
-            contacts: Some(ContactProjection {
-                search: ContactSearch::CurrentBody,
-                margin: 0.002,
-            }),
-            contact_schedule: schedule,
-            ..c
-        });
+        model.config.step_constraints = with_contacts(schedule);
         out_of_range.push(outside(&ratios(&model)));
     }
     assert!(

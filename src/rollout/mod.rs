@@ -179,8 +179,9 @@ pub fn project_step(
 /// for the step from `x_t` (after the contact projection, if the model has
 /// one) made to meet the model's [`StepConstraints`]: sweeps of the strain
 /// projection over the edges and the contact planes (searched once, from
-/// `x_t`) after every sweep or after the last, as the constraints'
-/// [`ContactSchedule`] says, so the body has the last word. Without
+/// `x_t`) after every sweep, after the last, or before every sweep, as the
+/// constraints' [`ContactSchedule`] says (the first two give the body the
+/// last word, the third the edge ranges). Without
 /// constraints `x` comes back as it is. Rollouts advance from it, and so do
 /// training's chains.
 ///
