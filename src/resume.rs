@@ -89,12 +89,10 @@ mod tests {
 
     #[test]
     fn a_resumed_log_keeps_the_rows_up_to_its_update() {
-        let dir = std::env::temp_dir().join(format!("senc_resume_{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("log.csv");
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("log.csv");
         std::fs::write(&path, "update,loss\n1,0.5\n2,0.4\n3,0.3\nbroken\n").unwrap();
         assert_eq!(log_rows_through(&path, 2), vec!["1,0.5", "2,0.4"]);
-        assert!(log_rows_through(&dir.join("missing.csv"), 2).is_empty());
-        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(log_rows_through(&dir.path().join("missing.csv"), 2).is_empty());
     }
 }
