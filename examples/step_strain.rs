@@ -15,7 +15,12 @@
 //!
 //! For each: the mean over the steps of the stretching energy (J, the StVK
 //! energy `senc eval` reports, at the default material) and of the median
-//! and 99th-percentile edge strain l/L − 1. Without step constraints in the
+//! and 99th-percentile edge strain l/L − 1. Then where the prediction's
+//! overstretched edges (longer than the checkpoint's 1 + s_max times rest)
+//! come from, as means over the steps: how many there are, the share of
+//! them already over the limit in the state the step started from (strain
+//! the state carries), and the share with both ends moved by the contact
+//! planes (strain the body holds). Without step constraints in the
 //! checkpoint there is nothing to compare, and it says so.
 //!
 //! ```text
@@ -95,6 +100,24 @@ fn run() -> Result<()> {
         (percentile(&s, 0.5), percentile(&s, 0.99))
     };
 
+    let max_strain = model
+        .config
+        .step_constraints
+        .as_ref()
+        .map_or(0.0, |c| c.strain.max_strain);
+    // Which edges are longer than the strain limit allows.
+    let overstretched = |x: &[Vec3]| -> Vec<bool> {
+        edges
+            .iter()
+            .zip(&rest_lengths)
+            .map(|(&[a, b], l)| (x[b] - x[a]).norm() > (1.0 + max_strain) * l)
+            .collect()
+    };
+    // Sums over the steps: overstretched edges of the prediction, of those
+    // the ones over in the step's start state, and the ones with both ends
+    // moved by the contact planes.
+    let (mut over_sum, mut carried_over_sum, mut held_sum) = (0usize, 0usize, 0usize);
+
     let inputs = GarmentModelInputs::new(&scene, &conditions.material, &model.config)?;
     let variant = |name: &'static str, change: &dyn Fn(&mut senc::model::StepConstraints)| {
         let mut config = model.config.clone();
@@ -111,6 +134,8 @@ fn run() -> Result<()> {
     };
     // The rollout goes on from the state of the variant at this index.
     const CARRIED: usize = 1;
+    // The variant that meets the contact planes alone.
+    const CONTACTS_ONLY: usize = 4;
     let mut variants = vec![
         Variant {
             name: "prediction (no constraints)",
@@ -152,6 +177,7 @@ fn run() -> Result<()> {
         )?;
         let prediction = model.predict_positions(&graph);
         let mut carried = None;
+        let mut contacts_only = None;
         for (i, v) in variants.iter_mut().enumerate() {
             let x = match &v.projection {
                 None => prediction.clone(),
@@ -163,8 +189,25 @@ fn run() -> Result<()> {
             v.energy += stretch.value(&x);
             v.median += median;
             v.p99 += p99;
+            if i == CONTACTS_ONLY {
+                contacts_only = Some(x.clone());
+            }
             if i == CARRIED {
                 carried = Some(x);
+            }
+        }
+        let held: Vec<bool> = contacts_only
+            .expect("the variants include the contact planes alone")
+            .iter()
+            .zip(&prediction)
+            .map(|(c, p)| c != p)
+            .collect();
+        let (over_now, over_before) = (overstretched(&prediction), overstretched(&state.x));
+        for (e, &[a, b]) in edges.iter().enumerate() {
+            if over_now[e] {
+                over_sum += 1;
+                carried_over_sum += usize::from(over_before[e]);
+                held_sum += usize::from(held[a] && held[b]);
             }
         }
         steps += 1;
@@ -189,5 +232,13 @@ fn run() -> Result<()> {
             100.0 * v.p99 / n
         );
     }
+    let share = |count: usize| 100.0 * count as f64 / over_sum.max(1) as f64;
+    println!(
+        "prediction's edges over +{:.1} %: {:.0} a step; over in the start state too {:.1} %, both ends on the contact planes {:.1} %",
+        100.0 * max_strain,
+        over_sum as f64 / steps as f64,
+        share(carried_over_sum),
+        share(held_sum)
+    );
     Ok(())
 }
