@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::architecture::Architecture;
-use crate::physics::{ContactSearch, StrainProjectionConfig};
+use crate::physics::{ContactSearch, MembraneRelaxationConfig, StrainProjectionConfig};
 use crate::{Error, Result};
 
 /// The HOOD/SENC block list of the paper model: three fine blocks, down to
@@ -100,7 +100,9 @@ pub struct ContactProjection {
 /// (`physics::strain_projection`) and, when `contacts` is given, free
 /// vertices held outside their body contact planes, after every
 /// Gauss–Seidel sweep over the edges or once after the last
-/// ([`ContactSchedule`]), so the body has the last word (DESIGN §5).
+/// ([`ContactSchedule`]), so the body has the last word, and optionally a
+/// few iterations of the step's membrane problem that relax the strain the
+/// sweeps leave (`physics::membrane_relaxation`; DESIGN §5).
 ///
 /// They act on the state the next step starts from, not on what the
 /// network is trained to predict: training's loss is taken at the
@@ -127,6 +129,12 @@ pub struct StepConstraints {
     /// and configs without the field) or once, after the last sweep.
     #[serde(default)]
     pub contact_schedule: ContactSchedule,
+    /// After the sweeps and contact planes, damped block-Jacobi iterations
+    /// of the step's membrane problem (`physics::membrane_relaxation`),
+    /// each followed by the contact planes; `None` (the default) leaves
+    /// the state as the sweeps and planes left it.
+    #[serde(default)]
+    pub relaxation: Option<MembraneRelaxationConfig>,
 }
 
 /// When [`StepConstraints`] meet their body contact planes (DESIGN §5).
@@ -293,6 +301,10 @@ impl ModelConfig {
                     p.margin
                 ));
             }
+            if let Some(r) = &c.relaxation {
+                r.validate()
+                    .map_err(|e| Error::invalid(format!("model config: step_constraints.{e}")))?;
+            }
         }
         let arch: Architecture = self.architecture.parse()?;
         if let Some(level) = arch.deepest_coarse_level()
@@ -346,6 +358,24 @@ mod tests {
         assert_eq!(c.strain.max_compression, Some(0.1));
         assert_eq!(c.contacts.unwrap().search, ContactSearch::CurrentBody);
         assert_eq!(c.contact_schedule, ContactSchedule::EverySweep);
+        assert_eq!(c.relaxation, None);
+        let relaxed = crate::ron_file::parse_ron::<ModelConfig>(
+            "(step_constraints: Some((strain: (max_strain: 0.05, iterations: 30), \
+             relaxation: Some((iterations: 10, damping: 0.5)))))",
+            std::path::Path::new("m.ron"),
+        )
+        .unwrap();
+        relaxed.validate().unwrap();
+        let mut undamped = relaxed.clone();
+        if let Some(r) = undamped
+            .step_constraints
+            .as_mut()
+            .and_then(|c| c.relaxation.as_mut())
+        {
+            r.damping = 0.0;
+        }
+        let err = undamped.validate().unwrap_err().to_string();
+        assert!(err.contains("step_constraints.relaxation.damping"), "{err}");
         let after = crate::ron_file::parse_ron::<ModelConfig>(
             "(step_constraints: Some((strain: (max_strain: 0.05, iterations: 30), \
              contact_schedule: AfterSweeps)))",

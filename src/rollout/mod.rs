@@ -16,8 +16,8 @@ use crate::model::{
 };
 use crate::physics::material::{GRAVITY, Material};
 use crate::physics::{
-    BodyContact, ContactSearch, ProjectedStep, StrainProjection, body_contacts, lumped_masses,
-    project_out, tracked_body_contacts,
+    BodyContact, ContactSearch, MembraneRelaxation, ProjectedStep, StrainProjection, body_contacts,
+    lumped_masses, project_out, tracked_body_contacts,
 };
 
 /// Frames per second of the simulation (DESIGN §2).
@@ -87,6 +87,9 @@ pub struct GarmentModelInputs {
     /// The strain projection of the model's step constraints over this
     /// garment, if it has them.
     pub strain_projection: Option<StrainProjection>,
+    /// The membrane relaxation of the model's step constraints over this
+    /// garment, if they have one.
+    pub relaxation: Option<MembraneRelaxation>,
 }
 
 impl GarmentModelInputs {
@@ -104,7 +107,14 @@ impl GarmentModelInputs {
             .as_ref()
             .map(|c| StrainProjection::new(rest, &masses, &pinned, &c.strain))
             .transpose()?;
+        let relaxation = config
+            .step_constraints
+            .as_ref()
+            .and_then(|c| c.relaxation.as_ref())
+            .map(|r| MembraneRelaxation::new(rest, material, &masses, &pinned, DT, r))
+            .transpose()?;
         Ok(GarmentModelInputs {
+            relaxation,
             graph: GarmentGraph::new(rest, config)?,
             masses,
             pinned,
@@ -181,7 +191,9 @@ pub fn project_step(
 /// projection over the edges and the contact planes (searched once, from
 /// `x_t`) after every sweep, after the last, or before every sweep, as the
 /// constraints' [`ContactSchedule`] says (the first two give the body the
-/// last word, the third the edge ranges). Without
+/// last word, the third the edge ranges), then, if the constraints have a
+/// `relaxation`, its iterations of the membrane problem anchored where the
+/// sweeps left the state, each followed by the contact planes. Without
 /// constraints `x` comes back as it is. Rollouts advance from it, and so do
 /// training's chains.
 ///
@@ -226,6 +238,13 @@ pub fn constrain_step(
     }
     if schedule == ContactSchedule::AfterSweeps {
         x = meet_contacts(x);
+    }
+    if let Some(relaxation) = &cached.relaxation {
+        let anchor = x.clone();
+        for _ in 0..relaxation.iterations() {
+            relaxation.iterate(&mut x, &anchor);
+            x = meet_contacts(x);
+        }
     }
     Ok(x)
 }
