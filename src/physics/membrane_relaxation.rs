@@ -13,7 +13,7 @@
 //! x_v ← x_v − ω·(m_v/dt²·I + H_vv)⁻¹·(m_v/dt²·(x_v − y_v) + ∇_v E_s(x)),
 //!
 //! with H_vv the diagonal block of the PSD-projected Hessian of E_s
-//! ([`Stretch::gradient_and_diagonal`]) and ω in (0, 1] the damping (a Jacobi
+//! ([`Stretch::add_hessian`]) and ω in (0, 1] the damping (a Jacobi
 //! iteration moves neighbours against each other; ω ≈ ½ keeps it from
 //! overshooting). Pinned vertices never move; a state at rest comes back
 //! unchanged (∇E_s = 0 there).
@@ -33,6 +33,8 @@ use nalgebra::Matrix3;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use super::energy::Energy;
+use super::hessian::Hessian;
 use super::material::Material;
 use super::stretch::Stretch;
 use crate::mesh::TriMesh;
@@ -144,9 +146,15 @@ impl MembraneRelaxation {
             "membrane relaxation: positions of another garment"
         );
         let mut gradient = vec![Vec3::zeros(); x.len()];
+        self.stretch.value_and_gradient(x, &mut gradient);
+        let mut hessian = Hessian::new(x.len());
+        self.stretch.add_hessian(x, &mut hessian);
         let mut diagonal = vec![Matrix3::zeros(); x.len()];
-        self.stretch
-            .gradient_and_diagonal(x, &mut gradient, &mut diagonal);
+        for (v, w, block) in hessian.blocks() {
+            if v == w {
+                diagonal[*v] += block;
+            }
+        }
         let damping = self.damping;
         x.par_iter_mut()
             .zip(&self.inertia)
@@ -177,7 +185,6 @@ impl MembraneRelaxation {
 mod tests {
     use super::*;
     use crate::mesh::shapes::cloth_sheet;
-    use crate::physics::Energy;
     use crate::physics::lumped_masses;
 
     const DT: f64 = 1.0 / 30.0;

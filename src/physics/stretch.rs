@@ -15,10 +15,10 @@
 //! is indefinite under compression, so it is projected to PSD before the
 //! chain rule dF = dDs·Dm⁻¹ maps it to the triangle's 9×9 block.
 
-use nalgebra::{Matrix2, Matrix3, Matrix3x2, Matrix6, SMatrix};
+use nalgebra::{Matrix2, Matrix3x2, Matrix6, SMatrix};
 
 use super::energy::{Energy, sum_over_elements};
-use super::hessian::{Hessian, Projection, add_element_hessians, project_psd};
+use super::hessian::{Hessian, add_element_hessians, project_psd};
 use super::material::{Material, THICKNESS};
 use crate::mesh::TriMesh;
 use crate::{Error, Result, Vec3};
@@ -88,40 +88,6 @@ impl Stretch {
             }
         }
         diagonal
-    }
-
-    /// The energy's gradient at `x` added to `grad` (N) and the diagonal
-    /// 3×3 blocks H_vv of its PSD-projected Hessian (absolute eigenvalue
-    /// filter, as [`Hessian`]'s default) added to `diagonal` (N/m): the
-    /// blocks [`Energy::add_hessian`] puts on the diagonal, without the
-    /// off-diagonal ones. Returns the energy (J). One pass over the
-    /// triangles, in order.
-    pub fn gradient_and_diagonal(
-        &self,
-        x: &[Vec3],
-        grad: &mut [Vec3],
-        diagonal: &mut [Matrix3<f64>],
-    ) -> f64 {
-        let mut energy = 0.0;
-        for e in &self.elements {
-            let f = edge_matrix(e.face, x) * e.dm_inv;
-            let (psi, piola) = stvk(&f, self.mu, self.lambda);
-            energy += e.volume * psi;
-            let d_ds = e.volume * piola * e.dm_inv.transpose();
-            let g0: Vec3 = d_ds.column(0).into();
-            let g1: Vec3 = d_ds.column(1).into();
-            let d2psi = project_psd(
-                &stvk_hessian(&f, self.mu, self.lambda),
-                Projection::Absolute,
-            );
-            let jacobian = deformation_jacobian(&e.dm_inv);
-            for (i, (&v, g)) in e.face.iter().zip([g0, g1, -g0 - g1]).enumerate() {
-                grad[v] += g;
-                let columns = jacobian.fixed_view::<6, 3>(0, 3 * i);
-                diagonal[v] += e.volume * columns.transpose() * d2psi * columns;
-            }
-        }
-        energy
     }
 
     /// The deformation gradient F (3×2) of triangle `f` at `x`.
@@ -247,45 +213,6 @@ mod tests {
             (value / expected - 1.0).abs() < 1e-12,
             "{value} vs {expected}"
         );
-    }
-
-    #[test]
-    fn gradient_and_diagonal_match_the_gradient_and_the_hessians_diagonal() {
-        let rest = crate::mesh::shapes::cloth_sheet(4, 1.0, 0.0);
-        let n = rest.num_vertices();
-        let stretch = Stretch::new(&rest, &Material::default()).unwrap();
-        // Stretched along one axis, compressed and lifted along the other
-        // (some triangles compressed, where the projection matters).
-        let x: Vec<Vec3> = rest
-            .positions
-            .iter()
-            .enumerate()
-            .map(|(v, p)| Vec3::new(1.1 * p.x, 0.05 * (v as f64).sin(), 0.93 * p.z))
-            .collect();
-        let mut grad = vec![Vec3::zeros(); n];
-        let mut diagonal = vec![Matrix3::zeros(); n];
-        let energy = stretch.gradient_and_diagonal(&x, &mut grad, &mut diagonal);
-        let mut expected_grad = vec![Vec3::zeros(); n];
-        let expected_energy = stretch.value_and_gradient(&x, &mut expected_grad);
-        assert!((energy - expected_energy).abs() <= 1e-12 * expected_energy.abs());
-        let mut hessian = Hessian::new(n);
-        stretch.add_hessian(&x, &mut hessian);
-        let mut expected_diagonal = vec![Matrix3::zeros(); n];
-        for (v, w, block) in hessian.blocks() {
-            if v == w {
-                expected_diagonal[*v] += block;
-            }
-        }
-        for v in 0..n {
-            assert!((grad[v] - expected_grad[v]).norm() <= 1e-9 * expected_grad[v].norm().max(1.0));
-            let scale = expected_diagonal[v].norm().max(1.0);
-            assert!(
-                (diagonal[v] - expected_diagonal[v]).norm() <= 1e-9 * scale,
-                "vertex {v}: {} against {}",
-                diagonal[v],
-                expected_diagonal[v]
-            );
-        }
     }
 
     #[test]
