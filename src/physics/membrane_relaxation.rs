@@ -18,9 +18,11 @@
 //! overshooting). Pinned vertices never move; a state at rest comes back
 //! unchanged (∇E_s = 0 there).
 //!
-//! Why: the membrane is stiff (H_vv is ~10⁴ N/m a vertex for the default
-//! material, the inertia m/dt² ~0.1 N/m), so a learned step that misplaces
-//! vertices by a millimetre leaves strain of a few per cent, and the
+//! Why: the membrane is stiff (H_vv is ~10² N/m a vertex for the default
+//! material at rest, about a thousand times the inertia m/dt² ≈ 0.1 N/m:
+//! ~6 triangles of A·|∇N|² ≈ 1/√3 each, times (2μ + λ)·h ≈ 43 N/m), so a
+//! learned step that misplaces vertices by a millimetre leaves strain of
+//! a few per cent, and the
 //! strain projection's Gauss–Seidel sweeps spread what they take from the
 //! longest edges into the others until the garment hangs at the limit
 //! (docs/RESULTS.md, "Where the stretch is"). A Jacobi iteration is a
