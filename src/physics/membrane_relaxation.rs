@@ -12,11 +12,16 @@
 //!
 //! x_v ← x_v − ω·(m_v/dt²·I + H_vv)⁻¹·(m_v/dt²·(x_v − y_v) + ∇_v E_s(x)),
 //!
-//! with H_vv the diagonal block of the PSD-projected Hessian of E_s
-//! ([`Stretch::add_hessian`]) and ω in (0, 1] the damping (a Jacobi
-//! iteration moves neighbours against each other; ω ≈ ½ keeps it from
-//! overshooting). Pinned vertices never move; a state at rest comes back
-//! unchanged (∇E_s = 0 there).
+//! with H_vv a PSD 3×3 block of the Hessian of E_s and ω in (0, 1] the
+//! damping (a Jacobi iteration moves neighbours against each other; ω ≈ ½
+//! keeps it from overshooting). [`BlockProjection`] says how H_vv is made
+//! PSD: `Eigen` takes the diagonal block of the Hessian whose triangle
+//! terms ∂²ψ/∂F² were each made PSD by an eigensolve (6×6, for every
+//! compressed triangle; [`Stretch::gradient_and_diagonal`]);
+//! `AbsoluteStress` makes them PSD by taking the stress S as |S| in the
+//! one term that can be indefinite, a 2×2 eigensolve
+//! ([`Stretch::gradient_and_vertex_blocks`]). Pinned vertices never move;
+//! a state at rest comes back unchanged (∇E_s = 0 there).
 //!
 //! Why: the membrane is stiff (H_vv is ~10² N/m a vertex for the default
 //! material at rest, about a thousand times the inertia m/dt² ≈ 0.1 N/m:
@@ -35,8 +40,7 @@ use nalgebra::Matrix3;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use super::energy::Energy;
-use super::hessian::Hessian;
+use super::hessian::Projection;
 use super::material::Material;
 use super::stretch::Stretch;
 use crate::mesh::TriMesh;
@@ -45,7 +49,7 @@ use crate::{Error, Result, Vec3};
 /// Settings of the relaxation.
 ///
 /// ```ron
-/// relaxation: Some((iterations: 10, damping: 0.5))
+/// relaxation: Some((iterations: 10, damping: 0.5, projection: AbsoluteStress))
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -54,6 +58,26 @@ pub struct MembraneRelaxationConfig {
     pub iterations: usize,
     /// Damping ω of each iteration's move, in (0, 1].
     pub damping: f64,
+    /// How each vertex's block H_vv is made PSD; `Eigen` when left out.
+    #[serde(default)]
+    pub projection: BlockProjection,
+}
+
+/// How the relaxation makes a vertex's Hessian block H_vv positive
+/// semi-definite.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum BlockProjection {
+    /// Each triangle's ∂²ψ/∂F² made PSD by its eigenvalues' absolute
+    /// values: H_vv is exactly the diagonal block of the PSD Hessian that
+    /// the reference solver assembles. A 6×6 eigensolve for each
+    /// compressed triangle in each iteration.
+    #[default]
+    Eigen,
+    /// Each triangle's ∂²ψ/∂F² made PSD by taking its stress S as |S| in
+    /// the term tr(dFᵀdF·S), the only one that can be indefinite: the
+    /// exact Hessian of a triangle stretched along both axes; stiffer than
+    /// `Eigen` out of the plane of a compressed one. A 2×2 eigensolve.
+    AbsoluteStress,
 }
 
 impl MembraneRelaxationConfig {
@@ -81,6 +105,7 @@ pub struct MembraneRelaxation {
     inertia: Vec<Option<f64>>,
     iterations: usize,
     damping: f64,
+    projection: BlockProjection,
 }
 
 impl MembraneRelaxation {
@@ -132,6 +157,7 @@ impl MembraneRelaxation {
             inertia,
             iterations: config.iterations,
             damping: config.damping,
+            projection: config.projection,
         })
     }
 
@@ -148,13 +174,19 @@ impl MembraneRelaxation {
             "membrane relaxation: positions of another garment"
         );
         let mut gradient = vec![Vec3::zeros(); x.len()];
-        self.stretch.value_and_gradient(x, &mut gradient);
-        let mut hessian = Hessian::new(x.len());
-        self.stretch.add_hessian(x, &mut hessian);
         let mut diagonal = vec![Matrix3::zeros(); x.len()];
-        for (v, w, block) in hessian.blocks() {
-            if v == w {
-                diagonal[*v] += block;
+        match self.projection {
+            BlockProjection::Eigen => {
+                self.stretch.gradient_and_diagonal(
+                    x,
+                    Projection::Absolute,
+                    &mut gradient,
+                    &mut diagonal,
+                );
+            }
+            BlockProjection::AbsoluteStress => {
+                self.stretch
+                    .gradient_and_vertex_blocks(x, &mut gradient, &mut diagonal);
             }
         }
         let damping = self.damping;
@@ -164,10 +196,10 @@ impl MembraneRelaxation {
             .zip(gradient.par_iter().zip(&diagonal))
             .for_each(|(((x, inertia), y), (g, h))| {
                 let Some(k) = *inertia else { return };
-                let block = h + Matrix3::identity() * k;
                 let g = g + k * (*x - y);
-                // The block is positive definite (PSD plus k·I, k > 0).
-                if let Some(cholesky) = block.cholesky() {
+                // PSD plus k·I (k > 0) is positive definite.
+                let cholesky = (h + Matrix3::identity() * k).cholesky();
+                if let Some(cholesky) = cholesky {
                     *x -= damping * cholesky.solve(&g);
                 }
             });
@@ -187,6 +219,7 @@ impl MembraneRelaxation {
 mod tests {
     use super::*;
     use crate::mesh::shapes::cloth_sheet;
+    use crate::physics::energy::Energy;
     use crate::physics::lumped_masses;
 
     const DT: f64 = 1.0 / 30.0;
@@ -195,8 +228,12 @@ mod tests {
         MembraneRelaxationConfig {
             iterations,
             damping: 0.5,
+            projection: BlockProjection::Eigen,
         }
     }
+
+    const PROJECTIONS: [BlockProjection; 2] =
+        [BlockProjection::Eigen, BlockProjection::AbsoluteStress];
 
     /// A 1 m sheet with every vertex moved by a deterministic ±`amplitude`
     /// in the sheet's plane (a pattern that changes from vertex to vertex).
@@ -218,22 +255,83 @@ mod tests {
         let n = rest.num_vertices();
         let material = Material::default();
         let masses = lumped_masses(&rest, material.density);
-        let relaxation =
-            MembraneRelaxation::new(&rest, &material, &masses, &vec![false; n], DT, &config(10))
-                .unwrap();
         let stretch = Stretch::new(&rest, &material).unwrap();
         let start = jittered(&rest, 0.004);
-        let mut x = start.clone();
-        relaxation.apply(&mut x);
-        let (before, after) = (stretch.value(&start), stretch.value(&x));
-        assert!(
-            after < 0.05 * before,
-            "stretching energy {before} → {after}"
-        );
-        // The sheet as a whole barely moves: its centroid by far less than
-        // the jitter.
-        let centroid = |x: &[Vec3]| x.iter().sum::<Vec3>() / n as f64;
-        assert!((centroid(&x) - centroid(&start)).norm() < 1e-4);
+        for projection in PROJECTIONS {
+            let c = MembraneRelaxationConfig {
+                projection,
+                ..config(10)
+            };
+            let relaxation =
+                MembraneRelaxation::new(&rest, &material, &masses, &vec![false; n], DT, &c)
+                    .unwrap();
+            let mut x = start.clone();
+            relaxation.apply(&mut x);
+            let (before, after) = (stretch.value(&start), stretch.value(&x));
+            assert!(
+                after < 0.05 * before,
+                "{projection:?}: stretching energy {before} → {after}"
+            );
+            // The sheet as a whole barely moves: its centroid by far less
+            // than the jitter.
+            let centroid = |x: &[Vec3]| x.iter().sum::<Vec3>() / n as f64;
+            assert!((centroid(&x) - centroid(&start)).norm() < 1e-4);
+        }
+    }
+
+    #[test]
+    fn compressed_cloth_is_relaxed_without_blowing_up() {
+        // Half the sheet squeezed to 80 % and lifted (compressed triangles
+        // with indefinite terms), the other half stretched by 5 %: each
+        // iteration must lower f, and nothing moves more than the strain.
+        let rest = cloth_sheet(10, 1.0, 0.0);
+        let n = rest.num_vertices();
+        let material = Material::default();
+        let masses = lumped_masses(&rest, material.density);
+        let stretch = Stretch::new(&rest, &material).unwrap();
+        let start: Vec<Vec3> = rest
+            .positions
+            .iter()
+            .enumerate()
+            .map(|(v, q)| {
+                let s = if q.x < 0.0 { 0.8 } else { 1.05 };
+                Vec3::new(s * q.x, 0.01 * (v as f64 * 1.3).sin(), q.z)
+            })
+            .collect();
+        let objective = |x: &[Vec3]| {
+            stretch.value(x)
+                + x.iter()
+                    .zip(&start)
+                    .zip(&masses)
+                    .map(|((a, b), m)| m / (2.0 * DT * DT) * (a - b).norm_squared())
+                    .sum::<f64>()
+        };
+        for projection in PROJECTIONS {
+            let c = MembraneRelaxationConfig {
+                projection,
+                ..config(1)
+            };
+            let relaxation =
+                MembraneRelaxation::new(&rest, &material, &masses, &vec![false; n], DT, &c)
+                    .unwrap();
+            let mut x = start.clone();
+            let mut previous = objective(&x);
+            for i in 0..10 {
+                relaxation.iterate(&mut x, &start);
+                let value = objective(&x);
+                assert!(
+                    value < previous,
+                    "{projection:?}: iteration {i} raised f from {previous} to {value}"
+                );
+                previous = value;
+            }
+            let moved = x
+                .iter()
+                .zip(&start)
+                .map(|(a, b)| (a - b).norm())
+                .fold(0.0, f64::max);
+            assert!(moved < 0.1, "{projection:?}: a vertex moved {moved} m");
+        }
     }
 
     #[test]
@@ -243,25 +341,31 @@ mod tests {
         let material = Material::default();
         let masses = lumped_masses(&rest, material.density);
         let pinned: Vec<bool> = (0..n).map(|v| v < 6).collect();
-        let relaxation =
-            MembraneRelaxation::new(&rest, &material, &masses, &pinned, DT, &config(5)).unwrap();
-        // Rigidly moved rest shape: no strain, no move.
-        let moved: Vec<Vec3> = rest.positions.iter().map(|q| q + Vec3::y()).collect();
-        let mut x = moved.clone();
-        relaxation.apply(&mut x);
-        for (a, b) in x.iter().zip(&moved) {
-            assert!((a - b).norm() < 1e-12);
-        }
-        // Jittered: the free vertices move, the pinned ones do not.
-        let start = jittered(&rest, 0.01);
-        let mut x = start.clone();
-        relaxation.apply(&mut x);
-        for v in 0..n {
-            if pinned[v] {
-                assert_eq!(x[v], start[v]);
+        for projection in PROJECTIONS {
+            let c = MembraneRelaxationConfig {
+                projection,
+                ..config(5)
+            };
+            let relaxation =
+                MembraneRelaxation::new(&rest, &material, &masses, &pinned, DT, &c).unwrap();
+            // Rigidly moved rest shape: no strain, no move.
+            let moved: Vec<Vec3> = rest.positions.iter().map(|q| q + Vec3::y()).collect();
+            let mut x = moved.clone();
+            relaxation.apply(&mut x);
+            for (a, b) in x.iter().zip(&moved) {
+                assert!((a - b).norm() < 1e-12);
             }
+            // Jittered: the free vertices move, the pinned ones do not.
+            let start = jittered(&rest, 0.01);
+            let mut x = start.clone();
+            relaxation.apply(&mut x);
+            for v in 0..n {
+                if pinned[v] {
+                    assert_eq!(x[v], start[v]);
+                }
+            }
+            assert!(x.iter().zip(&start).any(|(a, b)| (a - b).norm() > 1e-4));
         }
-        assert!(x.iter().zip(&start).any(|(a, b)| (a - b).norm() > 1e-4));
     }
 
     #[test]
@@ -278,8 +382,8 @@ mod tests {
         };
         assert!(new(&masses, DT, config(0)).contains("iterations"));
         let undamped = MembraneRelaxationConfig {
-            iterations: 1,
             damping: 1.5,
+            ..config(1)
         };
         assert!(new(&masses, DT, undamped).contains("damping"));
         assert!(new(&masses, 0.0, config(1)).contains("step"));

@@ -55,7 +55,7 @@ pub use gravity::Gravity;
 pub use hessian::Hessian;
 pub use inertia::{Inertia, lumped_masses};
 pub use material::Material;
-pub use membrane_relaxation::{MembraneRelaxation, MembraneRelaxationConfig};
+pub use membrane_relaxation::{BlockProjection, MembraneRelaxation, MembraneRelaxationConfig};
 pub use self_collision_term::SelfCollisionEnergy;
 pub use solver::drape::{DrapeConfig, DrapeReport, static_drape};
 pub use solver::{ClothState, ReferenceSolver, StepReport};

@@ -15,10 +15,11 @@
 //! is indefinite under compression, so it is projected to PSD before the
 //! chain rule dF = dDs·Dm⁻¹ maps it to the triangle's 9×9 block.
 
-use nalgebra::{Matrix2, Matrix3x2, Matrix6, SMatrix};
+use nalgebra::{Matrix2, Matrix3, Matrix3x2, Matrix6, SMatrix};
+use rayon::prelude::*;
 
 use super::energy::{Energy, sum_over_elements};
-use super::hessian::{Hessian, add_element_hessians, project_psd};
+use super::hessian::{Hessian, Projection, add_element_hessians, project_psd};
 use super::material::{Material, THICKNESS};
 use crate::mesh::TriMesh;
 use crate::{Error, Result, Vec3};
@@ -90,6 +91,113 @@ impl Stretch {
         diagonal
     }
 
+    /// The energy's gradient at `x` added to `grad` (N) and the diagonal
+    /// 3×3 blocks H_vv of its Hessian, each triangle's 6×6 ∂²ψ/∂F² made
+    /// PSD by `projection`, added to `diagonal` (N/m); returns the energy
+    /// (J). These are the numbers [`Energy::value_and_gradient`] and the
+    /// diagonal of [`Energy::add_hessian`] give, to the bit: the same
+    /// per-triangle arithmetic (the whole 9×9 triangle block is formed, as
+    /// there), added up in triangle order; but one pass over the triangles
+    /// and no off-diagonal blocks stored.
+    pub fn gradient_and_diagonal(
+        &self,
+        x: &[Vec3],
+        projection: Projection,
+        grad: &mut [Vec3],
+        diagonal: &mut [Matrix3<f64>],
+    ) -> f64 {
+        let parts: Vec<(f64, [Vec3; 3], [Matrix3<f64>; 3])> = self
+            .elements
+            .par_iter()
+            .map(|e| {
+                let f = edge_matrix(e.face, x) * e.dm_inv;
+                let (psi, piola) = stvk(&f, self.mu, self.lambda);
+                let d_ds = e.volume * piola * e.dm_inv.transpose();
+                let g0: Vec3 = d_ds.column(0).into();
+                let g1: Vec3 = d_ds.column(1).into();
+                let d2psi = project_psd(&stvk_hessian(&f, self.mu, self.lambda), projection);
+                let jacobian = deformation_jacobian(&e.dm_inv);
+                let block = e.volume * jacobian.transpose() * d2psi * jacobian;
+                let diagonal_block = |i: usize| -> Matrix3<f64> {
+                    block.fixed_view::<3, 3>(3 * i, 3 * i).into_owned()
+                };
+                (
+                    e.volume * psi,
+                    [g0, g1, -g0 - g1],
+                    [diagonal_block(0), diagonal_block(1), diagonal_block(2)],
+                )
+            })
+            .collect();
+        let mut energy = 0.0;
+        for (e, (value, grads, blocks)) in self.elements.iter().zip(parts) {
+            energy += value;
+            for ((&v, g), h) in e.face.iter().zip(grads).zip(blocks) {
+                grad[v] += g;
+                diagonal[v] += h;
+            }
+        }
+        energy
+    }
+
+    /// The energy's gradient at `x` added to `grad` (N) and PSD diagonal
+    /// 3×3 blocks H_vv of its Hessian added to `blocks` (N/m); returns the
+    /// energy (J). Each triangle's ∂²ψ/∂F² is made PSD by taking its stress
+    /// S as |S| in the one term that can be indefinite
+    /// ([`stvk_hessian_abs_stress`]): the exact Hessian where the triangle
+    /// is stretched along both axes, a 2×2 eigensolve where it is not.
+    ///
+    /// With F's column j = Σ_v c_vj·x_v ([`deformation_jacobian`]), a
+    /// triangle adds A·h·Σ_jk c_vj·c_vk·∂²ψ/∂F_j∂F_k to its vertex v's block
+    /// (F_j the j-th column of F): no 9×9 triangle block is formed and no
+    /// 6×6 eigensolve is made, so this costs a small part of
+    /// [`Self::gradient_and_diagonal`].
+    pub fn gradient_and_vertex_blocks(
+        &self,
+        x: &[Vec3],
+        grad: &mut [Vec3],
+        blocks: &mut [Matrix3<f64>],
+    ) -> f64 {
+        let parts: Vec<(f64, [Vec3; 3], [Matrix3<f64>; 3])> = self
+            .elements
+            .par_iter()
+            .map(|e| {
+                let f = edge_matrix(e.face, x) * e.dm_inv;
+                let (psi, piola) = stvk(&f, self.mu, self.lambda);
+                let d_ds = e.volume * piola * e.dm_inv.transpose();
+                let g0: Vec3 = d_ds.column(0).into();
+                let g1: Vec3 = d_ds.column(1).into();
+                let d2psi = stvk_hessian_abs_stress(&f, self.mu, self.lambda);
+                let (a, b, c) = (
+                    d2psi.fixed_view::<3, 3>(0, 0),
+                    d2psi.fixed_view::<3, 3>(0, 3),
+                    d2psi.fixed_view::<3, 3>(3, 3),
+                );
+                let vertex_block = |c0: f64, c1: f64| -> Matrix3<f64> {
+                    e.volume * (c0 * c0 * a + c0 * c1 * (b + b.transpose()) + c1 * c1 * c)
+                };
+                let (m, n) = (e.dm_inv.row(0), e.dm_inv.row(1));
+                (
+                    e.volume * psi,
+                    [g0, g1, -g0 - g1],
+                    [
+                        vertex_block(m[0], m[1]),
+                        vertex_block(n[0], n[1]),
+                        vertex_block(-m[0] - n[0], -m[1] - n[1]),
+                    ],
+                )
+            })
+            .collect();
+        let mut energy = 0.0;
+        for (e, (value, grads, vertex_blocks)) in self.elements.iter().zip(parts) {
+            energy += value;
+            for ((&v, g), h) in e.face.iter().zip(grads).zip(vertex_blocks) {
+                grad[v] += g;
+                blocks[v] += h;
+            }
+        }
+        energy
+    }
+
     /// The deformation gradient F (3×2) of triangle `f` at `x`.
     pub fn deformation_gradient(&self, f: usize, x: &[Vec3]) -> Matrix3x2<f64> {
         let e = &self.elements[f];
@@ -122,6 +230,36 @@ fn stvk(f: &Matrix3x2<f64>, mu: f64, lambda: f64) -> (f64, Matrix3x2<f64>) {
 fn stvk_hessian(f: &Matrix3x2<f64>, mu: f64, lambda: f64) -> Matrix6<f64> {
     let green = 0.5 * (f.transpose() * f - Matrix2::identity());
     let stress = 2.0 * mu * green + lambda * green.trace() * Matrix2::identity();
+    hessian_with_stress(f, &stress, mu, lambda)
+}
+
+/// A PSD stand-in for ∂²ψ/∂F² made without an eigensolve of it: the
+/// quadratic form dF : ∂²ψ/∂F² : dF = tr(dFᵀdF·S) + 2μ‖dG‖² + λ tr(dG)² is
+/// PSD but for its first term, indefinite where the stress S is negative
+/// (compression); S there is replaced by |S| (its 2×2 eigenvalues' absolute
+/// values), which leaves a stretched triangle's Hessian as it is.
+fn stvk_hessian_abs_stress(f: &Matrix3x2<f64>, mu: f64, lambda: f64) -> Matrix6<f64> {
+    let green = 0.5 * (f.transpose() * f - Matrix2::identity());
+    let stress = 2.0 * mu * green + lambda * green.trace() * Matrix2::identity();
+    let eigen = stress.symmetric_eigen();
+    let abs_stress = if eigen.eigenvalues.iter().all(|&l| l >= 0.0) {
+        stress
+    } else {
+        eigen.eigenvectors
+            * Matrix2::from_diagonal(&eigen.eigenvalues.map(f64::abs))
+            * eigen.eigenvectors.transpose()
+    };
+    hessian_with_stress(f, &abs_stress, mu, lambda)
+}
+
+/// The 6×6 matrix of dF ↦ dF·S + F·dS (dS = 2μ dG + λ tr(dG) I) over
+/// vec(F), column-major.
+fn hessian_with_stress(
+    f: &Matrix3x2<f64>,
+    stress: &Matrix2<f64>,
+    mu: f64,
+    lambda: f64,
+) -> Matrix6<f64> {
     let mut hessian = Matrix6::zeros();
     for k in 0..6 {
         let mut df = Matrix3x2::zeros();
@@ -213,6 +351,98 @@ mod tests {
             (value / expected - 1.0).abs() < 1e-12,
             "{value} vs {expected}"
         );
+    }
+
+    #[test]
+    fn gradient_and_diagonal_are_the_gradient_and_the_hessians_diagonal_to_the_bit() {
+        let rest = crate::mesh::shapes::cloth_sheet(5, 1.0, 0.0);
+        let n = rest.num_vertices();
+        let stretch = Stretch::new(&rest, &Material::default()).unwrap();
+        // Stretched along one axis, compressed and lifted along the other:
+        // some triangles compressed, where the projection acts.
+        let x: Vec<Vec3> = rest
+            .positions
+            .iter()
+            .enumerate()
+            .map(|(v, p)| Vec3::new(1.1 * p.x, 0.05 * (v as f64).sin(), 0.93 * p.z))
+            .collect();
+        for projection in [Projection::Absolute, Projection::Clamp] {
+            let mut grad = vec![Vec3::zeros(); n];
+            let mut diagonal = vec![Matrix3::zeros(); n];
+            let energy = stretch.gradient_and_diagonal(&x, projection, &mut grad, &mut diagonal);
+            let mut expected_grad = vec![Vec3::zeros(); n];
+            let expected_energy = stretch.value_and_gradient(&x, &mut expected_grad);
+            let mut hessian = Hessian::with_projection(n, projection);
+            stretch.add_hessian(&x, &mut hessian);
+            let mut expected_diagonal = vec![Matrix3::zeros(); n];
+            for (v, w, block) in hessian.blocks() {
+                if v == w {
+                    expected_diagonal[*v] += block;
+                }
+            }
+            assert!(energy > 0.0);
+            assert_eq!(energy.to_bits(), expected_energy.to_bits());
+            assert_eq!(grad, expected_grad, "{projection:?}");
+            assert_eq!(diagonal, expected_diagonal, "{projection:?}");
+        }
+    }
+
+    #[test]
+    fn vertex_blocks_are_the_gradients_derivative_under_stretch_and_psd_under_compression() {
+        let rest = crate::mesh::shapes::cloth_sheet(4, 1.0, 0.0);
+        let n = rest.num_vertices();
+        let stretch = Stretch::new(&rest, &Material::default()).unwrap();
+        let deformed = |sx: f64, sz: f64| -> Vec<Vec3> {
+            rest.positions
+                .iter()
+                .enumerate()
+                .map(|(v, p)| Vec3::new(sx * p.x, 0.02 * (v as f64).sin(), sz * p.z))
+                .collect()
+        };
+        let blocks_at = |x: &[Vec3]| {
+            let mut grad = vec![Vec3::zeros(); n];
+            let mut blocks = vec![Matrix3::zeros(); n];
+            let energy = stretch.gradient_and_vertex_blocks(x, &mut grad, &mut blocks);
+            let mut expected_grad = vec![Vec3::zeros(); n];
+            let expected_energy = stretch.value_and_gradient(x, &mut expected_grad);
+            assert_eq!(energy.to_bits(), expected_energy.to_bits());
+            assert_eq!(grad, expected_grad);
+            blocks
+        };
+        // Stretched along both axes: the blocks are ∂(∇_v E)/∂x_v, checked
+        // by central differences along x_v's own coordinates.
+        let x = deformed(1.1, 1.05);
+        let blocks = blocks_at(&x);
+        let h = 1e-6;
+        for v in 0..n {
+            let mut numeric = Matrix3::zeros();
+            for k in 0..3 {
+                let mut plus = x.clone();
+                let mut minus = x.clone();
+                plus[v][k] += h;
+                minus[v][k] -= h;
+                let (mut gp, mut gm) = (vec![Vec3::zeros(); n], vec![Vec3::zeros(); n]);
+                stretch.value_and_gradient(&plus, &mut gp);
+                stretch.value_and_gradient(&minus, &mut gm);
+                numeric.set_column(k, &((gp[v] - gm[v]) / (2.0 * h)));
+            }
+            let scale = numeric.norm().max(1e-3);
+            assert!(
+                (blocks[v] - numeric).norm() <= 1e-5 * scale,
+                "vertex {v}: {} against {numeric}",
+                blocks[v]
+            );
+        }
+        // Compressed along both axes (where the true blocks are
+        // indefinite): every block is PSD, stiffer than zero in-plane.
+        let x = deformed(0.8, 0.85);
+        for (v, block) in blocks_at(&x).iter().enumerate() {
+            let eigenvalues = block.symmetric_eigenvalues();
+            assert!(
+                eigenvalues.min() >= -1e-9 * eigenvalues.max(),
+                "vertex {v}: eigenvalues {eigenvalues}"
+            );
+        }
     }
 
     #[test]
