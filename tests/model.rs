@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 
 use burn::module::{Module, ModuleVisitor, Param};
 use burn::optim::GradientsParams;
-use burn::tensor::{Device, Tensor};
+use burn::tensor::{Device, Distribution, Tensor};
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -22,15 +22,6 @@ use senc::resume::RngState;
 use senc::train::Trainer;
 use senc::train::checkpoint::{self as training_checkpoint, TrainingState};
 use tube_scene::TubeScene;
-
-/// Held by every test that steps a `Trainer`. Two trainers stepping at
-/// once in one process disagree with the same steps taken alone:
-/// `accumulated_updates_step_once_on_their_mean` and
-/// `clip_norm_zero_leaves_the_gradient_whole` run as a pair in parallel
-/// failed 32 of 40 times, serially 0 of 40 (the shared state is somewhere
-/// in the training stack, not traced). `senc train` steps one trainer
-/// per process.
-static TRAINERS: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// A small network over every kind of edge set, fast enough for tests.
 fn small_config() -> ModelConfig {
@@ -372,7 +363,6 @@ fn edge_strain_appends_each_edges_strain_and_nothing_else() {
 /// Every parameter receives a nonzero gradient from the surrogate loss.
 #[test]
 fn gradients_reach_every_parameter() {
-    let _one_trainer_at_a_time = TRAINERS.lock().unwrap_or_else(|e| e.into_inner());
     struct Check<'a> {
         grads: &'a GradientsParams,
         missing: usize,
@@ -430,7 +420,6 @@ fn gradients_reach_every_parameter() {
 /// Adam steps lowers E.
 #[test]
 fn energy_gradient_training_lowers_the_energy() {
-    let _one_trainer_at_a_time = TRAINERS.lock().unwrap_or_else(|e| e.into_inner());
     let config = small_config();
     let scene = TubeScene::new(8, 40, 7);
     let graph = step_graph(&scene, &config);
@@ -469,7 +458,6 @@ fn energy_gradient_training_lowers_the_energy() {
 /// surrogate's parameter gradient is linear in g).
 #[test]
 fn accumulated_updates_step_once_on_their_mean() {
-    let _one_trainer_at_a_time = TRAINERS.lock().unwrap_or_else(|e| e.into_inner());
     let config = small_config();
     let scene = TubeScene::new(8, 40, 7);
     let graph = step_graph(&scene, &config);
@@ -533,7 +521,6 @@ fn accumulated_updates_step_once_on_their_mean() {
 /// either way).
 #[test]
 fn clip_norm_zero_leaves_the_gradient_whole() {
-    let _one_trainer_at_a_time = TRAINERS.lock().unwrap_or_else(|e| e.into_inner());
     let config = small_config();
     let scene = TubeScene::new(8, 40, 9);
     let graph = step_graph(&scene, &config);
@@ -570,7 +557,6 @@ fn clip_norm_zero_leaves_the_gradient_whole() {
 
 #[test]
 fn save_load_gives_identical_outputs() {
-    let _one_trainer_at_a_time = TRAINERS.lock().unwrap_or_else(|e| e.into_inner());
     let config = small_config();
     let scene = TubeScene::new(10, 40, 8);
     let graph = step_graph(&scene, &config);
@@ -763,4 +749,27 @@ fn carried_body_edges_do_not_see_the_body_carried_along() {
     };
     let err = bad.validate().unwrap_err().to_string();
     assert!(err.contains("Carried"), "{err}");
+}
+
+/// A seeded network's weights are drawn before `new_seeded` returns: a
+/// random draw from burn's process-global generator in between (as
+/// another thread's initialisation would make) changes nothing. burn
+/// draws a parameter's values on its first use; left to the first forward
+/// pass they would come from whatever the generator holds then.
+#[test]
+fn seeded_weights_are_drawn_when_the_network_is_made() {
+    let config = small_config();
+    let scene = TubeScene::new(6, 20, 1);
+    let graph = step_graph(&scene, &config);
+    let device = Device::flex();
+    let predict = |seed: u64, draw_between: bool| {
+        let sim = NeuralSimulator::new_seeded(&config, &device, seed).unwrap();
+        if draw_between {
+            let _: Tensor<2> = Tensor::random([8, 8], Distribution::Default, &device);
+        }
+        sim.predict_positions(&graph)
+    };
+    let expected = predict(5, false);
+    assert_ne!(predict(6, false), expected, "two seeds, one network");
+    assert_eq!(predict(5, true), expected);
 }

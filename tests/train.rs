@@ -70,10 +70,13 @@ fn tiny(steps: u64) -> RunConfig {
     }
 }
 
-/// One training at a time in this test process. Seeded runs were seen to
-/// differ (rarely) when two trainings ran on parallel test threads, even with
-/// the seeded initialisation under a lock: some backend state is still shared
-/// process-wide (not yet found). The CLI runs one training per process.
+/// One training at a time in this test process. Seeded runs once differed
+/// (rarely) when two trainings ran on parallel test threads: burn drew each
+/// weight on its first use, after the initialisation lock was released,
+/// from its process-global generator (`GraphNet` now draws them under the
+/// lock; tests/model.rs, `seeded_weights_are_drawn_when_the_network_is_made`).
+/// Kept: the trainings each use both cores of a CI machine, so they are no
+/// faster side by side.
 static ONE_TRAINING: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn serial() -> std::sync::MutexGuard<'static, ()> {

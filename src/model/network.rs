@@ -8,7 +8,7 @@
 //!   h ← h + MLP_n([h, Σ_set1, Σ_set2, …]);
 //! - decoder: MLP on garment nodes → per-frame acceleration a (3).
 
-use burn::module::Module;
+use burn::module::{Module, ModuleVisitor, Param};
 use burn::tensor::{Device, IndexingUpdateOp, Int, Tensor, TensorData};
 
 use super::architecture::{Architecture, EdgeKind};
@@ -88,14 +88,32 @@ impl GraphTensors {
 
 /// burn's random generator is process-global: initialising two networks on
 /// two threads at once interleaves their draws, and a seeded initialisation
-/// stops being reproducible. Every initialisation holds this lock.
+/// stops being reproducible. Every initialisation holds this lock, and
+/// draws every weight before it lets go ([`DrawWeights`]).
 static INIT_LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Draws every float parameter's initial values now. burn initialises a
+/// parameter lazily, on its first use: left to the first forward pass, the
+/// draws would happen after [`INIT_LOCK`] is released, interleaved with
+/// whatever another thread draws meanwhile. Visiting in the module's
+/// order draws in the order the forward pass uses the weights when every
+/// edge set is present, so the weights are those a first forward pass
+/// would have drawn.
+struct DrawWeights;
+
+impl ModuleVisitor for DrawWeights {
+    fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
+        let _ = param.val();
+    }
+}
 
 impl GraphNet {
     /// A freshly initialised network for `config` (whose block list is `arch`).
     pub fn new(config: &ModelConfig, arch: &Architecture, device: &Device) -> Self {
         let _guard = INIT_LOCK.lock().unwrap_or_else(|e| e.into_inner());
-        Self::init(config, arch, device)
+        let net = Self::init(config, arch, device);
+        net.visit(&mut DrawWeights);
+        net
     }
 
     /// [`new`](Self::new) after seeding `device`'s generator with `seed`,
@@ -109,7 +127,9 @@ impl GraphNet {
     ) -> Self {
         let _guard = INIT_LOCK.lock().unwrap_or_else(|e| e.into_inner());
         device.seed(seed);
-        Self::init(config, arch, device)
+        let net = Self::init(config, arch, device);
+        net.visit(&mut DrawWeights);
+        net
     }
 
     fn init(config: &ModelConfig, arch: &Architecture, device: &Device) -> Self {
