@@ -106,37 +106,12 @@ impl Stretch {
         grad: &mut [Vec3],
         diagonal: &mut [Matrix3<f64>],
     ) -> f64 {
-        let parts: Vec<(f64, [Vec3; 3], [Matrix3<f64>; 3])> = self
-            .elements
-            .par_iter()
-            .map(|e| {
-                let f = edge_matrix(e.face, x) * e.dm_inv;
-                let (psi, piola) = stvk(&f, self.mu, self.lambda);
-                let d_ds = e.volume * piola * e.dm_inv.transpose();
-                let g0: Vec3 = d_ds.column(0).into();
-                let g1: Vec3 = d_ds.column(1).into();
-                let d2psi = project_psd(&stvk_hessian(&f, self.mu, self.lambda), projection);
-                let jacobian = deformation_jacobian(&e.dm_inv);
-                let block = e.volume * jacobian.transpose() * d2psi * jacobian;
-                let diagonal_block = |i: usize| -> Matrix3<f64> {
-                    block.fixed_view::<3, 3>(3 * i, 3 * i).into_owned()
-                };
-                (
-                    e.volume * psi,
-                    [g0, g1, -g0 - g1],
-                    [diagonal_block(0), diagonal_block(1), diagonal_block(2)],
-                )
-            })
-            .collect();
-        let mut energy = 0.0;
-        for (e, (value, grads, blocks)) in self.elements.iter().zip(parts) {
-            energy += value;
-            for ((&v, g), h) in e.face.iter().zip(grads).zip(blocks) {
-                grad[v] += g;
-                diagonal[v] += h;
-            }
-        }
-        energy
+        self.gradient_and_blocks(x, grad, diagonal, |e, f| {
+            let d2psi = project_psd(&stvk_hessian(f, self.mu, self.lambda), projection);
+            let jacobian = deformation_jacobian(&e.dm_inv);
+            let block = e.volume * jacobian.transpose() * d2psi * jacobian;
+            [0, 1, 2].map(|i| block.fixed_view::<3, 3>(3 * i, 3 * i).into_owned())
+        })
     }
 
     /// The energy's gradient at `x` added to `grad` (N) and PSD diagonal
@@ -157,6 +132,36 @@ impl Stretch {
         grad: &mut [Vec3],
         blocks: &mut [Matrix3<f64>],
     ) -> f64 {
+        self.gradient_and_blocks(x, grad, blocks, |e, f| {
+            let d2psi = stvk_hessian_abs_stress(f, self.mu, self.lambda);
+            let (a, b, c) = (
+                d2psi.fixed_view::<3, 3>(0, 0),
+                d2psi.fixed_view::<3, 3>(0, 3),
+                d2psi.fixed_view::<3, 3>(3, 3),
+            );
+            let vertex_block = |c0: f64, c1: f64| -> Matrix3<f64> {
+                e.volume * (c0 * c0 * a + c0 * c1 * (b + b.transpose()) + c1 * c1 * c)
+            };
+            let (m, n) = (e.dm_inv.row(0), e.dm_inv.row(1));
+            [
+                vertex_block(m[0], m[1]),
+                vertex_block(n[0], n[1]),
+                vertex_block(-m[0] - n[0], -m[1] - n[1]),
+            ]
+        })
+    }
+
+    /// The energy (returned, J), its gradient added to `grad` and
+    /// `triangle_blocks(element, F)`, a 3×3 block for each of the
+    /// triangle's vertices, added to `blocks`: the triangles evaluated in
+    /// parallel, added up in triangle order (as [`sum_over_elements`]).
+    fn gradient_and_blocks(
+        &self,
+        x: &[Vec3],
+        grad: &mut [Vec3],
+        blocks: &mut [Matrix3<f64>],
+        triangle_blocks: impl Fn(&Element, &Matrix3x2<f64>) -> [Matrix3<f64>; 3] + Sync,
+    ) -> f64 {
         let parts: Vec<(f64, [Vec3; 3], [Matrix3<f64>; 3])> = self
             .elements
             .par_iter()
@@ -166,31 +171,13 @@ impl Stretch {
                 let d_ds = e.volume * piola * e.dm_inv.transpose();
                 let g0: Vec3 = d_ds.column(0).into();
                 let g1: Vec3 = d_ds.column(1).into();
-                let d2psi = stvk_hessian_abs_stress(&f, self.mu, self.lambda);
-                let (a, b, c) = (
-                    d2psi.fixed_view::<3, 3>(0, 0),
-                    d2psi.fixed_view::<3, 3>(0, 3),
-                    d2psi.fixed_view::<3, 3>(3, 3),
-                );
-                let vertex_block = |c0: f64, c1: f64| -> Matrix3<f64> {
-                    e.volume * (c0 * c0 * a + c0 * c1 * (b + b.transpose()) + c1 * c1 * c)
-                };
-                let (m, n) = (e.dm_inv.row(0), e.dm_inv.row(1));
-                (
-                    e.volume * psi,
-                    [g0, g1, -g0 - g1],
-                    [
-                        vertex_block(m[0], m[1]),
-                        vertex_block(n[0], n[1]),
-                        vertex_block(-m[0] - n[0], -m[1] - n[1]),
-                    ],
-                )
+                (e.volume * psi, [g0, g1, -g0 - g1], triangle_blocks(e, &f))
             })
             .collect();
         let mut energy = 0.0;
-        for (e, (value, grads, vertex_blocks)) in self.elements.iter().zip(parts) {
+        for (e, (value, grads, triangle)) in self.elements.iter().zip(parts) {
             energy += value;
-            for ((&v, g), h) in e.face.iter().zip(grads).zip(vertex_blocks) {
+            for ((&v, g), h) in e.face.iter().zip(grads).zip(triangle) {
                 grad[v] += g;
                 blocks[v] += h;
             }
