@@ -235,6 +235,23 @@ mod tests {
     const PROJECTIONS: [BlockProjection; 2] =
         [BlockProjection::Eigen, BlockProjection::AbsoluteStress];
 
+    /// The relaxation of `rest` (default material, lumped masses) with
+    /// `iterations` iterations, ω = ½ and `projection`.
+    fn relaxation(
+        rest: &TriMesh,
+        pinned: &[bool],
+        iterations: usize,
+        projection: BlockProjection,
+    ) -> MembraneRelaxation {
+        let material = Material::default();
+        let masses = lumped_masses(rest, material.density);
+        let c = MembraneRelaxationConfig {
+            projection,
+            ..config(iterations)
+        };
+        MembraneRelaxation::new(rest, &material, &masses, pinned, DT, &c).unwrap()
+    }
+
     /// A 1 m sheet with every vertex moved by a deterministic ±`amplitude`
     /// in the sheet's plane (a pattern that changes from vertex to vertex).
     fn jittered(rest: &TriMesh, amplitude: f64) -> Vec<Vec3> {
@@ -254,17 +271,10 @@ mod tests {
         let rest = cloth_sheet(12, 1.0, 0.0);
         let n = rest.num_vertices();
         let material = Material::default();
-        let masses = lumped_masses(&rest, material.density);
         let stretch = Stretch::new(&rest, &material).unwrap();
         let start = jittered(&rest, 0.004);
         for projection in PROJECTIONS {
-            let c = MembraneRelaxationConfig {
-                projection,
-                ..config(10)
-            };
-            let relaxation =
-                MembraneRelaxation::new(&rest, &material, &masses, &vec![false; n], DT, &c)
-                    .unwrap();
+            let relaxation = relaxation(&rest, &vec![false; n], 10, projection);
             let mut x = start.clone();
             relaxation.apply(&mut x);
             let (before, after) = (stretch.value(&start), stretch.value(&x));
@@ -307,13 +317,7 @@ mod tests {
                     .sum::<f64>()
         };
         for projection in PROJECTIONS {
-            let c = MembraneRelaxationConfig {
-                projection,
-                ..config(1)
-            };
-            let relaxation =
-                MembraneRelaxation::new(&rest, &material, &masses, &vec![false; n], DT, &c)
-                    .unwrap();
+            let relaxation = relaxation(&rest, &vec![false; n], 1, projection);
             let mut x = start.clone();
             let mut previous = objective(&x);
             for i in 0..10 {
@@ -338,16 +342,9 @@ mod tests {
     fn a_state_at_rest_and_pinned_vertices_stay_where_they_are() {
         let rest = cloth_sheet(6, 1.0, 0.0);
         let n = rest.num_vertices();
-        let material = Material::default();
-        let masses = lumped_masses(&rest, material.density);
         let pinned: Vec<bool> = (0..n).map(|v| v < 6).collect();
         for projection in PROJECTIONS {
-            let c = MembraneRelaxationConfig {
-                projection,
-                ..config(5)
-            };
-            let relaxation =
-                MembraneRelaxation::new(&rest, &material, &masses, &pinned, DT, &c).unwrap();
+            let relaxation = relaxation(&rest, &pinned, 5, projection);
             // Rigidly moved rest shape: no strain, no move.
             let moved: Vec<Vec3> = rest.positions.iter().map(|q| q + Vec3::y()).collect();
             let mut x = moved.clone();
