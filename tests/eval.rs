@@ -275,7 +275,8 @@ fn eval_speed_retimes_the_selected_frames() {
 /// frames (written by `senc garment --motion`) are 0 cm from the LBS
 /// baseline and from themselves as a reference; the same frames moved 30 cm
 /// sideways are 30 cm from both, and most of their vertices are more than
-/// 10 cm off the body. The baseline and reference rows are in the table.
+/// 10 cm off the body. The baseline and reference rows are in the table,
+/// and `--per-frame` writes each row's frames.
 #[test]
 fn eval_measures_frames_against_skinning_and_a_reference() {
     let dir = tempfile::tempdir().unwrap();
@@ -304,7 +305,9 @@ fn eval_measures_frames_against_skinning_and_a_reference() {
         .arg(&skinned)
         .arg(&moved)
         .arg("--reference")
-        .arg(&skinned);
+        .arg(&skinned)
+        .arg("--per-frame")
+        .arg(dir.path().join("frames.csv"));
     let json = run_json(&mut eval);
     let rows = json["checkpoints"].as_array().unwrap();
     let names: Vec<&str> = rows
@@ -334,6 +337,20 @@ fn eval_measures_frames_against_skinning_and_a_reference() {
         );
     }
     assert!(overall(1, "far_pct") > 50.0, "{}", overall(1, "far_pct"));
+    // One line per frame of each row: the moved frames 30 cm from the
+    // reference on every frame, the table's row names and frame numbers.
+    let csv = std::fs::read_to_string(dir.path().join("frames.csv")).unwrap();
+    let lines: Vec<Vec<&str>> = csv.lines().map(|l| l.split(',').collect()).collect();
+    assert_eq!(lines.len(), 1 + 4 * 3, "{csv}");
+    let column = |name: &str| lines[0].iter().position(|c| *c == name).unwrap();
+    let (row, frame, ref_mean) = (column("row"), column("frame"), column("ref_mean_cm"));
+    for (k, line) in lines[4..7].iter().enumerate() {
+        assert_eq!(line[row], names[1]);
+        assert_eq!(line[frame], k.to_string());
+        let d: f64 = line[ref_mean].parse().unwrap();
+        assert!((d - 30.0).abs() < 1e-3, "{line:?}");
+    }
+    assert_eq!(lines[12][row], "skinning only");
     // A reference of another length is refused, naming the missing file.
     let stderr = fail(
         senc()

@@ -3,8 +3,10 @@
 
 use std::path::{Path, PathBuf};
 
+use senc::atomic_file::write_bytes_atomic;
 use senc::body::Body;
 use senc::collide::{CapOnlyPaths, LoopClosure};
+use senc::eval::per_frame::per_frame_csv;
 use senc::eval::sequence::{
     Frames, Match, evaluate_frames, evaluate_frames_dir, evaluate_rollout, read_frames,
 };
@@ -85,6 +87,11 @@ pub struct Args {
     /// Print one JSON object instead of the table.
     #[arg(long)]
     json: bool,
+    /// Also write every frame's values (the ones the table's mean and
+    /// worst-frame columns summarise) to this CSV file, one line per frame
+    /// of every row and motion.
+    #[arg(long, value_name = "CSV")]
+    per_frame: Option<PathBuf>,
     /// cpu, cuda or cuda:N.
     #[arg(long, default_value = "cpu")]
     device: DeviceChoice,
@@ -139,6 +146,10 @@ pub fn run(args: Args) -> Result<()> {
         if args.baseline == Some(Baseline::Lbs) {
             reports.push(evaluate_frames_on_motions(FramesRow::Skinning, &args)?);
         }
+    }
+    if let Some(path) = &args.per_frame {
+        let csv = per_frame_csv(&reports);
+        write_bytes_atomic(path, csv.as_bytes())?;
     }
     if args.json {
         let json = serde_json::json!({
@@ -373,5 +384,6 @@ fn summarise(
             .map(|(s, m)| s.report(&m.display().to_string()))
             .collect(),
         overall: SequenceStats::concat(&sequences).report("overall"),
+        per_frame: sequences,
     }
 }

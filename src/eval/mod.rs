@@ -3,6 +3,7 @@
 
 pub mod drape;
 pub mod metrics;
+pub mod per_frame;
 pub mod plausibility;
 pub mod reference_run;
 pub mod report;

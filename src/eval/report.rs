@@ -252,11 +252,15 @@ impl SequenceStats {
 }
 
 /// The evaluation of one checkpoint (or one directory of frames).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, Serialize)]
 pub struct CheckpointReport {
     pub checkpoint: String,
     pub sequences: Vec<SequenceReport>,
     pub overall: SequenceReport,
+    /// The frames each of `sequences` summarises, in the same order
+    /// (written by [`super::per_frame`], not part of the JSON).
+    #[serde(skip)]
+    pub per_frame: Vec<SequenceStats>,
 }
 
 /// A fixed-width table of every checkpoint's sequences and overall row.
