@@ -75,8 +75,8 @@ pub enum BlockProjection {
     Eigen,
     /// Each triangle's ∂²ψ/∂F² made PSD by taking its stress S as |S| in
     /// the term tr(dFᵀdF·S), the only one that can be indefinite: the
-    /// exact Hessian of a triangle stretched along both axes; stiffer than
-    /// `Eigen` out of the plane of a compressed one. A 2×2 eigensolve.
+    /// exact Hessian wherever S has no negative eigenvalue (a triangle
+    /// stretched along both axes, for one). A 2×2 eigensolve.
     AbsoluteStress,
 }
 

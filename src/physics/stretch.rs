@@ -118,8 +118,8 @@ impl Stretch {
     /// 3×3 blocks H_vv of its Hessian added to `blocks` (N/m); returns the
     /// energy (J). Each triangle's ∂²ψ/∂F² is made PSD by taking its stress
     /// S as |S| in the one term that can be indefinite
-    /// ([`stvk_hessian_abs_stress`]): the exact Hessian where the triangle
-    /// is stretched along both axes, a 2×2 eigensolve where it is not.
+    /// ([`stvk_hessian_abs_stress`]): the exact Hessian wherever S has no
+    /// negative eigenvalue, a 2×2 eigensolve per triangle.
     ///
     /// With F's column j = Σ_v c_vj·x_v ([`deformation_jacobian`]), a
     /// triangle adds A·h·Σ_jk c_vj·c_vk·∂²ψ/∂F_j∂F_k to its vertex v's block
@@ -222,9 +222,10 @@ fn stvk_hessian(f: &Matrix3x2<f64>, mu: f64, lambda: f64) -> Matrix6<f64> {
 
 /// A PSD stand-in for ∂²ψ/∂F² made without an eigensolve of it: the
 /// quadratic form dF : ∂²ψ/∂F² : dF = tr(dFᵀdF·S) + 2μ‖dG‖² + λ tr(dG)² is
-/// PSD but for its first term, indefinite where the stress S is negative
-/// (compression); S there is replaced by |S| (its 2×2 eigenvalues' absolute
-/// values), which leaves a stretched triangle's Hessian as it is.
+/// PSD but for its first term, indefinite where the stress S has a
+/// negative eigenvalue (compression); S there is replaced by |S| (its 2×2
+/// eigenvalues' absolute values). Where S has none the Hessian is left as
+/// it is.
 fn stvk_hessian_abs_stress(f: &Matrix3x2<f64>, mu: f64, lambda: f64) -> Matrix6<f64> {
     let green = 0.5 * (f.transpose() * f - Matrix2::identity());
     let stress = 2.0 * mu * green + lambda * green.trace() * Matrix2::identity();
