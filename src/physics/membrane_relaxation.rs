@@ -198,8 +198,7 @@ impl MembraneRelaxation {
                 let Some(k) = *inertia else { return };
                 let g = g + k * (*x - y);
                 // PSD plus k·I (k > 0) is positive definite.
-                let cholesky = (h + Matrix3::identity() * k).cholesky();
-                if let Some(cholesky) = cholesky {
+                if let Some(cholesky) = (h + Matrix3::identity() * k).cholesky() {
                     *x -= damping * cholesky.solve(&g);
                 }
             });

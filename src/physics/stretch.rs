@@ -124,8 +124,9 @@ impl Stretch {
     /// With F's column j = Σ_v c_vj·x_v ([`deformation_jacobian`]), a
     /// triangle adds A·h·Σ_jk c_vj·c_vk·∂²ψ/∂F_j∂F_k to its vertex v's block
     /// (F_j the j-th column of F): no 9×9 triangle block is formed and no
-    /// 6×6 eigensolve is made, so this costs a small part of
-    /// [`Self::gradient_and_diagonal`].
+    /// 6×6 eigensolve is made (in a T-shirt rollout ten relaxation
+    /// iterations with these blocks cost about a third of what they cost
+    /// with [`Self::gradient_and_diagonal`]: docs/BENCHMARKS.md).
     pub fn gradient_and_vertex_blocks(
         &self,
         x: &[Vec3],
