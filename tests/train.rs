@@ -16,7 +16,7 @@ use senc::physics::{
 };
 use senc::rollout::{RolloutOptions, Scene, Start, rollout};
 use senc::train::RunConfig;
-use senc::train::config::{MotionWindow, Selection, TrainConfig, Validation};
+use senc::train::config::{MotionWindow, Selection, TrainConfig, Validation, ValidationReference};
 use senc::train::ema::WeightAverageConfig;
 use senc::train::schedule::{LearningRate, RolloutRamp};
 use senc::train::{
@@ -628,8 +628,113 @@ fn tiny_validated(steps: u64) -> RunConfig {
         keep_best: false,
         select: Selection::FarShare,
         keep_all: false,
+        reference: None,
     });
     config
+}
+
+/// With `select: Reference` the first validation simulates the window's
+/// reference frames into the configured directory, every row is measured
+/// against them, `best/` is the row closest to them, and a later run reads
+/// the frames instead of simulating them again (an incomplete directory is
+/// simulated anew).
+#[test]
+fn the_reference_rule_simulates_the_window_once_and_keeps_the_closest_model() {
+    let _serial = serial();
+    let shared = tempfile::tempdir().unwrap();
+    let simulate_config = shared.path().join("simulate.ron");
+    std::fs::write(&simulate_config, ron::to_string(&tiny(1)).unwrap()).unwrap();
+    let frames = shared.path().join("reference");
+    let config = {
+        let mut c = tiny_validated(8);
+        let v = c.train.validation.as_mut().unwrap();
+        v.keep_best = true;
+        v.select = Selection::Reference;
+        v.reference = Some(ValidationReference {
+            config: simulate_config.clone(),
+            frames: frames.clone(),
+        });
+        c
+    };
+    let rows = |run: &Path| -> Vec<Vec<f64>> {
+        let text = std::fs::read_to_string(run.join("validation.csv")).unwrap();
+        let header: Vec<&str> = text.lines().next().unwrap().split(',').collect();
+        assert_eq!(&header[11..], ["ref_cm", "ref_cm_max", "stretch_vs_ref"]);
+        text.lines()
+            .skip(1)
+            .map(|l| l.split(',').map(|c| c.parse().unwrap()).collect())
+            .collect()
+    };
+    let first = tempfile::tempdir().unwrap();
+    train(&config, &options(first.path())).unwrap();
+    let frame = |k: usize| frames.join(format!("frame_{k:05}.ply"));
+    assert!((0..3).all(|k| frame(k).exists()) && !frame(3).exists());
+    assert!(frames.join("frames.csv").exists());
+    let made = std::fs::metadata(frame(2)).unwrap().modified().unwrap();
+
+    let measured = rows(first.path());
+    assert_eq!(measured.len(), 2, "validations at updates 4 and 8");
+    // Frame 0 is the reference's settled garment, which the skinned start
+    // is not: every row is some distance from the reference.
+    assert!(
+        measured.iter().all(|r| r[11].is_finite() && r[11] > 0.0),
+        "{measured:?}"
+    );
+    let closest = measured.iter().fold(
+        &measured[0],
+        |best, r| if r[11] < best[11] { r } else { best },
+    );
+    let selected: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(best_dir(first.path()).join(SELECTED_FILE)).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(selected["update"].as_f64(), Some(closest[0]));
+    assert_eq!(selected["ref_cm"].as_f64(), Some(closest[11]));
+
+    // A second run reads the frames: they are not written again, and the
+    // rows measure the same distances.
+    let second = tempfile::tempdir().unwrap();
+    train(&config, &options(second.path())).unwrap();
+    assert_eq!(
+        std::fs::metadata(frame(2)).unwrap().modified().unwrap(),
+        made
+    );
+    let again = rows(second.path());
+    assert_eq!(
+        again.iter().map(|r| r[11]).collect::<Vec<_>>(),
+        measured.iter().map(|r| r[11]).collect::<Vec<_>>()
+    );
+
+    // A frame missing: the window is simulated again, to the same frames.
+    let before = std::fs::read(frame(1)).unwrap();
+    std::fs::remove_file(frame(2)).unwrap();
+    let third = tempfile::tempdir().unwrap();
+    train(&config, &options(third.path())).unwrap();
+    assert!(frame(2).exists());
+    assert_eq!(std::fs::read(frame(1)).unwrap(), before);
+
+    // Frames of another garment are an error naming them, not overwritten.
+    let mut other = config.clone();
+    other.garment.name_or_path = "tshirt".into();
+    let e = train(&other, &options(tempfile::tempdir().unwrap().path()))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("frame_00000.ply") && e.contains("vertices"),
+        "{e}"
+    );
+    assert_eq!(std::fs::read(frame(1)).unwrap(), before);
+
+    // The rule without a reference is refused before any training.
+    let mut no_reference = config.clone();
+    no_reference.train.validation.as_mut().unwrap().reference = None;
+    let e = train(&no_reference, &options(tempfile::tempdir().unwrap().path()))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("train.validation") && e.contains("reference"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -1025,7 +1130,23 @@ fn every_shipped_run_config_parses_and_validates() {
             && !name.starts_with("approx_")
             && !name.starts_with("posefix")
         {
-            RunConfig::read(&path).unwrap_or_else(|e| panic!("{e}"));
+            let config = RunConfig::read(&path).unwrap_or_else(|e| panic!("{e}"));
+            // A validation reference is simulated for the run's own
+            // garment under the named config's physics: that config must
+            // describe the same garment, or its frames (shared between
+            // runs) would be another garment's.
+            if let Some(r) = config.train.validation.and_then(|v| v.reference) {
+                let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+                let simulate = RunConfig::read(&root.join(&r.config)).unwrap();
+                assert_eq!(
+                    simulate.garment,
+                    config.garment,
+                    "{name}: {}",
+                    r.config.display()
+                );
+                let dir = r.frames.to_string_lossy().into_owned();
+                assert!(dir.contains(&config.garment.name_or_path), "{name}: {dir}");
+            }
             checked += 1;
         }
     }

@@ -443,6 +443,22 @@ fn validate(
     config_text: &str,
     bar: &ProgressBar,
 ) -> Result<()> {
+    if let Some(dir) = v.reference_pending() {
+        let dir = dir.display().to_string();
+        let started = std::time::Instant::now();
+        let simulated = v.prepare_reference(|k| {
+            bar.set_message(format!(
+                "validation reference: frame {k} simulated into {dir}"
+            ));
+        })?;
+        bar.set_message("");
+        if simulated {
+            bar.println(format!(
+                "validation reference: the window simulated by the reference solver into {dir} in {:.0} s (read from there from now on)",
+                started.elapsed().as_secs_f64()
+            ));
+        }
+    }
     let r = v.run(sim, update)?;
     if v.keep_all() {
         save_model(&validated_dir(&options.out, update), sim, config_text)?;
@@ -487,6 +503,8 @@ fn save_best(
         "penetration_pct": report.penetration_pct,
         "stretch": report.stretch,
         "lbs_centroid_cm_max": report.lbs_centroid_cm_max,
+        "ref_cm": report.ref_mean_cm,
+        "stretch_vs_ref": report.stretch_vs_ref,
     });
     crate::atomic_file::write_bytes_atomic(
         &dir.join(SELECTED_FILE),
