@@ -29,8 +29,8 @@
 //!   smallest far share; no model is excluded. Over 300 frames of a
 //!   training motion it ranks each run's models as their distance to the
 //!   reference over the 339 held-out frames does (rank correlation
-//!   0.93–1.00 in each of 6 runs, against 0.90–0.98 for `Centroid`), and
-//!   in the two runs of 6 where the two rules disagreed it picked the
+//!   0.81–1.00 in each of 6 runs, against 0.62–0.98 for `Centroid`), and
+//!   in the three runs of 6 where the two rules differed it picked the
 //!   model closer to the reference on the held-out frames
 //!   (docs/RESULTS.md, "Choosing by the reference").
 //!
