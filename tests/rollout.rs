@@ -1,11 +1,13 @@
 //! `senc rollout` writes one garment PLY (and with `--with-body` one body
-//! PLY) per frame; `--speed` plays the selected frames faster.
+//! PLY) per frame; `--speed` plays the selected frames faster;
+//! `--relaxation-iterations` changes the relaxed T-shirts' frames and is
+//! refused for a model without the relaxation.
 
 mod cli_support;
 
 use std::path::Path;
 
-use cli_support::{senc, shipped, succeed};
+use cli_support::{fail, senc, shipped, succeed};
 use senc::mesh::read_mesh;
 
 fn count(dir: &Path, prefix: &str) -> usize {
@@ -58,4 +60,34 @@ fn rollout_speed_plays_every_second_pose() {
     assert_eq!(third.positions, expected.positions);
     let first = read_mesh(&fast.join("body_00000.ply")).unwrap();
     assert_ne!(first.positions, expected.positions);
+}
+
+/// The shipped T-shirt relaxes the membrane for 10 iterations after each
+/// step: `--relaxation-iterations 10` writes the same frames as without
+/// the flag, 20 other frames; the skirt, which has no relaxation, refuses
+/// the flag, naming what is missing.
+#[test]
+fn relaxation_iterations_change_a_relaxed_models_frames_only() {
+    let tmp = tempfile::tempdir().unwrap();
+    let rollout = |checkpoint: &str, out: &str, iterations: Option<&str>| {
+        let mut command = senc();
+        command
+            .args(["rollout", "--motion", "01_03", "--frames", "789:792"])
+            .arg("--checkpoint")
+            .arg(shipped(checkpoint))
+            .arg("--out")
+            .arg(tmp.path().join(out));
+        if let Some(n) = iterations {
+            command.args(["--relaxation-iterations", n]);
+        }
+        command
+    };
+    let last = |out: &str| read_mesh(&tmp.path().join(out).join("frame_00002.ply")).unwrap();
+    succeed(&mut rollout("tshirt", "default", None));
+    succeed(&mut rollout("tshirt", "ten", Some("10")));
+    succeed(&mut rollout("tshirt", "twenty", Some("20")));
+    assert_eq!(last("default").positions, last("ten").positions);
+    assert_ne!(last("default").positions, last("twenty").positions);
+    let refused = fail(&mut rollout("skirt", "skirt", Some("20")));
+    assert!(refused.contains("no membrane relaxation"), "{refused}");
 }

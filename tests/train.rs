@@ -415,6 +415,52 @@ fn step_constraints_hold_rollouts_in_the_strain_range_and_leave_the_loss_alone()
             "{projection:?}: {least:?}"
         );
     }
+
+    // A rollout's own iteration count (`relaxation_iterations`) runs the
+    // model as if its config had that count, to the bit; the model's own
+    // count when not given; and is refused for a model without the
+    // relaxation.
+    let frames = |model: &senc::model::NeuralSimulator, iterations: Option<usize>| {
+        let mut out = Vec::new();
+        let options = RolloutOptions {
+            relaxation_iterations: iterations,
+            ..RolloutOptions::default()
+        };
+        rollout(model, &scene, 0..6, &options, |_, x, _| {
+            out.push(x.to_vec());
+            Ok(())
+        })
+        .map(|_| out)
+    };
+    let with_iterations = |iterations: usize| {
+        with_contacts(ContactSchedule::EverySweep).map(|c| StepConstraints {
+            relaxation: Some(MembraneRelaxationConfig {
+                iterations,
+                damping: 0.5,
+                projection: BlockProjection::AbsoluteStress,
+            }),
+            ..c
+        })
+    };
+    model.config.step_constraints = with_iterations(10);
+    let ten = frames(&model, None).unwrap();
+    let thirty_by_option = frames(&model, Some(30)).unwrap();
+    assert_eq!(frames(&model, Some(10)).unwrap(), ten);
+    model.config.step_constraints = with_iterations(30);
+    assert_eq!(frames(&model, None).unwrap(), thirty_by_option);
+    assert_ne!(thirty_by_option, ten);
+    let mean = |frames: &[Vec<senc::Vec3>]| {
+        frames[1..].iter().map(|x| stretch.value(x)).sum::<f64>() / (frames.len() - 1) as f64
+    };
+    assert!(
+        mean(&thirty_by_option) < mean(&ten),
+        "stretching energy {} J after 30 iterations, {} J after 10",
+        mean(&thirty_by_option),
+        mean(&ten)
+    );
+    model.config.step_constraints = with_contacts(ContactSchedule::EverySweep);
+    let e = frames(&model, Some(30)).unwrap_err().to_string();
+    assert!(e.contains("no membrane relaxation"), "{e}");
 }
 
 /// With `train.loss_state: Constrained` the loss is taken at the state

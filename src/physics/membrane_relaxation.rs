@@ -166,6 +166,11 @@ impl MembraneRelaxation {
         self.iterations
     }
 
+    /// The same relaxation run for `iterations` iterations after each step.
+    pub fn with_iterations(self, iterations: usize) -> Self {
+        MembraneRelaxation { iterations, ..self }
+    }
+
     /// One damped block-Jacobi iteration of the membrane problem anchored
     /// at `anchor` (y), in place on `x`.
     pub fn iterate(&self, x: &mut [Vec3], anchor: &[Vec3]) {

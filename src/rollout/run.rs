@@ -19,6 +19,12 @@ pub struct RolloutOptions {
     pub conditions: Conditions,
     /// Where the first frame comes from.
     pub start: Start,
+    /// Iterations of the membrane relaxation after each step in place of
+    /// the model's `step_constraints.relaxation.iterations` (what training
+    /// used): more relax the membrane further at a cost per frame
+    /// (docs/RESULTS.md, "More relaxation in rollouts"). An error for a
+    /// model without the relaxation.
+    pub relaxation_iterations: Option<usize>,
 }
 
 /// The first frame of a rollout.
@@ -81,7 +87,15 @@ pub fn rollout(
             scene.num_frames()
         )));
     }
-    let cached = GarmentModelInputs::new(scene, &options.conditions.material, &model.config)?;
+    let mut cached = GarmentModelInputs::new(scene, &options.conditions.material, &model.config)?;
+    if let Some(iterations) = options.relaxation_iterations {
+        let relaxation = cached.relaxation.take().ok_or_else(|| {
+            Error::invalid(
+                "relaxation iterations given, but the model's step constraints have no membrane relaxation",
+            )
+        })?;
+        cached.relaxation = Some(relaxation.with_iterations(iterations));
+    }
     let skinned = scene.skinned_garment(frames.start);
     let mut summary = RolloutSummary::default();
     let (initial, network_settles) = match &options.start {
