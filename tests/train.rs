@@ -762,14 +762,22 @@ fn the_reference_rule_simulates_the_window_once_and_keeps_the_closest_model() {
     // Frames of another garment are an error naming them, not overwritten.
     let mut other = config.clone();
     other.garment.name_or_path = "tshirt".into();
-    let e = train(&other, &options(tempfile::tempdir().unwrap().path()))
-        .unwrap_err()
-        .to_string();
-    assert!(
-        e.contains("frame_00000.ply") && e.contains("vertices"),
-        "{e}"
-    );
+    let refused = |config: &RunConfig| {
+        let e = train(config, &options(tempfile::tempdir().unwrap().path()))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("frame_00000.ply") && e.contains("vertices"),
+            "{e}"
+        );
+    };
+    refused(&other);
     assert_eq!(std::fs::read(frame(1)).unwrap(), before);
+    // So are they in an incomplete directory.
+    std::fs::remove_file(frame(2)).unwrap();
+    refused(&other);
+    assert_eq!(std::fs::read(frame(1)).unwrap(), before);
+    assert!(!frame(2).exists());
 
     // The rule without a reference is refused before any training.
     let mut no_reference = config.clone();

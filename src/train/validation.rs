@@ -155,47 +155,47 @@ impl Validator {
         let rest = &self.scene.garment.rest;
         let count = Some(self.frames.len());
         let complete = (0..self.frames.len()).all(|k| frame_path(&reference.frames, k).exists());
-        // Frames of another garment or window are an error, never
-        // overwritten: only missing frames are simulated.
-        let simulated = match complete {
-            true => {
-                self.reference_frames = Some(
-                    read_frames(&reference.frames, rest, count, Match::Faces).map_err(|e| {
-                        Error::invalid(format!(
-                            "train.validation.reference: {e} (the frames are not of this garment's window; name another `frames` directory)"
-                        ))
-                    })?,
-                );
-                false
-            }
-            false => {
-                let physics = RunConfig::read(&reference.config)?;
-                std::fs::create_dir_all(&reference.frames)
-                    .map_err(|e| Error::io(&reference.frames, e))?;
-                let poses = &self.scene.motion.frames[self.frames.clone()];
-                let mut made = 0;
-                simulate_into_dir(
-                    &self.scene.body,
-                    &self.scene.garment,
-                    poses,
-                    &physics.physics,
-                    &physics.self_collision,
-                    FramesOut {
-                        dir: &reference.frames,
-                        with_body: false,
-                    },
-                    |_| {
-                        made += 1;
-                        on_frame(made);
-                        std::ops::ControlFlow::Continue(())
-                    },
-                )?;
-                self.reference_frames =
-                    Some(read_frames(&reference.frames, rest, count, Match::Faces)?);
-                true
-            }
+        // Frames of another garment are an error, never overwritten: a
+        // complete directory is read whole, an incomplete one is checked on
+        // its first frame before the window is simulated again from the
+        // start (the solver is deterministic: frames already there are
+        // rewritten unchanged).
+        let not_ours = |e: Error| {
+            Error::invalid(format!(
+                "train.validation.reference: {e} (the frames are not of this garment's window; name another `frames` directory)"
+            ))
         };
-        Ok(simulated)
+        if complete {
+            let frames =
+                read_frames(&reference.frames, rest, count, Match::Faces).map_err(not_ours)?;
+            self.reference_frames = Some(frames);
+            return Ok(false);
+        }
+        if frame_path(&reference.frames, 0).exists() {
+            read_frames(&reference.frames, rest, Some(1), Match::Faces).map_err(not_ours)?;
+        }
+        let physics = RunConfig::read(&reference.config)?;
+        std::fs::create_dir_all(&reference.frames).map_err(|e| Error::io(&reference.frames, e))?;
+        let poses = &self.scene.motion.frames[self.frames.clone()];
+        let mut made = 0;
+        simulate_into_dir(
+            &self.scene.body,
+            &self.scene.garment,
+            poses,
+            &physics.physics,
+            &physics.self_collision,
+            FramesOut {
+                dir: &reference.frames,
+                with_body: false,
+            },
+            |_| {
+                made += 1;
+                on_frame(made);
+                std::ops::ControlFlow::Continue(())
+            },
+        )?;
+        self.reference_frames = Some(read_frames(&reference.frames, rest, count, Match::Faces)?);
+        Ok(true)
     }
 
     /// Whether the best model is kept in `best/`.
