@@ -29,10 +29,10 @@
 //!   smallest far share; no model is excluded. Over 300 frames of a
 //!   training motion it ranks each run's models as their distance to the
 //!   reference over the 339 held-out frames does (rank correlation
-//!   0.81–1.00 in each of 6 runs, against 0.62–0.98 for `Centroid`), and
-//!   in the three runs of 6 where the two rules differed it picked the
-//!   model closer to the reference on the held-out frames
-//!   (docs/RESULTS.md, "Choosing by the reference").
+//!   0.81–1.00 in each of 10 T-shirt and skirt runs, against 0.60–1.00
+//!   for `Centroid`), and in the five runs of 10 where the two rules
+//!   differed it picked the model closer to the reference on the held-out
+//!   frames (docs/RESULTS.md, "Choosing by the reference").
 //!
 //! The reference frames are read from `validation.reference.frames` when
 //! the whole window is there; otherwise the first validation simulates the
