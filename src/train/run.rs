@@ -201,7 +201,7 @@ pub fn train(config: &RunConfig, options: &TrainOptions) -> Result<TrainSummary>
     let mut warned = std::collections::BTreeSet::new();
     for warning in scenes.iter().flat_map(|s| &s.motion.warnings) {
         if warned.insert(warning.as_str()) {
-            bar.println(format!("warning: {warning}"));
+            say(&bar, options.progress, format!("warning: {warning}"));
         }
     }
     let mut recent = std::collections::VecDeque::with_capacity(100);
@@ -453,10 +453,14 @@ fn validate(
         })?;
         bar.set_message("");
         if simulated {
-            bar.println(format!(
-                "validation reference: the window simulated by the reference solver into {dir} in {:.0} s (read from there from now on)",
-                started.elapsed().as_secs_f64()
-            ));
+            say(
+                bar,
+                options.progress,
+                format!(
+                    "validation reference: the window simulated by the reference solver into {dir} in {:.0} s (read from there from now on)",
+                    started.elapsed().as_secs_f64()
+                ),
+            );
         }
     }
     let r = v.run(sim, update)?;
@@ -471,14 +475,28 @@ fn validate(
         Some(steps) => format!(" (weights averaged over {steps} steps)"),
         None => String::new(),
     };
-    bar.println(format!(
-        "validation at update {update}{weights}: C {:.3} (x1e-3), %(0.01) {:.1}, stretch {:.3e} J, {} frames{}",
-        r.c_mean,
-        r.pct_over_0_01,
-        r.stretch,
-        r.frames,
-        if best { " (best so far: written to best/)" } else { "" }
-    ));
+    say(
+        bar,
+        options.progress,
+        format!(
+            "validation at update {update}{weights}: C {:.3} (x1e-3), %(0.01) {:.1}, stretch {:.3e} J, {} frames{}{}",
+            r.c_mean,
+            r.pct_over_0_01,
+            r.stretch,
+            r.frames,
+            match (r.ref_mean_cm, r.stretch_vs_ref) {
+                (Some(cm), Some(ratio)) => {
+                    format!(", {cm:.2} cm from the reference with {ratio:.2}x its stretch")
+                }
+                _ => String::new(),
+            },
+            if best {
+                " (best so far: written to best/)"
+            } else {
+                ""
+            }
+        ),
+    );
     Ok(())
 }
 
@@ -541,6 +559,17 @@ fn load_windows(
         windows.push(frames);
     }
     Ok((scenes, windows))
+}
+
+/// Prints `line` above the progress bar; when progress is shown but the bar
+/// is drawn nowhere (stderr is not a terminal: a run in the background with
+/// its output in a file), on stderr, where indicatif would drop it.
+fn say(bar: &ProgressBar, show: bool, line: String) {
+    if !bar.is_hidden() {
+        bar.println(line);
+    } else if show {
+        eprintln!("{line}");
+    }
 }
 
 fn progress_bar(show: bool, total: u64, done: u64) -> ProgressBar {
