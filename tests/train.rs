@@ -779,6 +779,24 @@ fn the_reference_rule_simulates_the_window_once_and_keeps_the_closest_model() {
     assert_eq!(std::fs::read(frame(1)).unwrap(), before);
     assert!(!frame(2).exists());
 
+    // A reference config that is not there is refused before any training.
+    let mut missing = config.clone();
+    missing
+        .train
+        .validation
+        .as_mut()
+        .unwrap()
+        .reference
+        .as_mut()
+        .unwrap()
+        .config = shared.path().join("nowhere.ron");
+    let run = tempfile::tempdir().unwrap();
+    let e = train(&missing, &options(run.path()))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("nowhere.ron"), "{e}");
+    assert!(!run.path().join("log.csv").exists() || losses(run.path()).is_empty());
+
     // The rule without a reference is refused before any training.
     let mut no_reference = config.clone();
     no_reference.train.validation.as_mut().unwrap().reference = None;

@@ -72,9 +72,11 @@ pub struct Validator {
     select: Selection,
     keep_best: bool,
     keep_all: bool,
-    /// Where the reference frames come from, and (after
-    /// [`Validator::prepare_reference`]) the frames.
-    reference: Option<ValidationReference>,
+    /// Where the reference frames come from with the `senc simulate`
+    /// config that makes them (read when the validator is made, so a wrong
+    /// path fails before training, not at the first validation), and
+    /// (after [`Validator::prepare_reference`]) the frames.
+    reference: Option<(ValidationReference, RunConfig)>,
     reference_frames: Option<Frames>,
 }
 
@@ -127,7 +129,11 @@ impl Validator {
             select: config.select,
             keep_best: config.keep_best,
             keep_all: config.keep_all,
-            reference: config.reference.clone(),
+            reference: config
+                .reference
+                .as_ref()
+                .map(|r| Ok::<_, Error>((r.clone(), RunConfig::read(&r.config)?)))
+                .transpose()?,
             reference_frames: None,
         })
     }
@@ -137,7 +143,7 @@ impl Validator {
     /// reference or it is ready.
     pub fn reference_pending(&self) -> Option<&Path> {
         match (&self.reference, &self.reference_frames) {
-            (Some(r), None) => Some(&r.frames),
+            (Some((r, _)), None) => Some(&r.frames),
             _ => None,
         }
     }
@@ -146,7 +152,7 @@ impl Validator {
     /// docs) when the directory lacks any; `on_frame` is called after each
     /// simulated frame. Returns whether they were simulated.
     pub fn prepare_reference(&mut self, mut on_frame: impl FnMut(usize)) -> Result<bool> {
-        let Some(reference) = self.reference.clone() else {
+        let Some((reference, physics)) = self.reference.clone() else {
             return Ok(false);
         };
         if self.reference_frames.is_some() {
@@ -174,7 +180,6 @@ impl Validator {
         if frame_path(&reference.frames, 0).exists() {
             read_frames(&reference.frames, rest, Some(1), Match::Faces).map_err(not_ours)?;
         }
-        let physics = RunConfig::read(&reference.config)?;
         std::fs::create_dir_all(&reference.frames).map_err(|e| Error::io(&reference.frames, e))?;
         let poses = &self.scene.motion.frames[self.frames.clone()];
         let mut made = 0;
