@@ -17,7 +17,7 @@ use senc::model::checkpoint;
 use senc::model::device::DeviceChoice;
 use senc::motion::FrameRange;
 use senc::physics::config::PhysicsConfig;
-use senc::rollout::{Conditions, RolloutOptions, Scene};
+use senc::rollout::{Conditions, Scene};
 use senc::train::RunConfig;
 use senc::{Error, Result};
 
@@ -77,19 +77,8 @@ pub struct Args {
     /// 2–5 s per frame and row for the T-shirt on 2 cores.
     #[arg(long)]
     step_check: Option<PathBuf>,
-    /// Start the checkpoints' rollouts from the reference solver's settled
-    /// first frame under the `physics` of this `senc simulate` config (the
-    /// reference's own, e.g. configs/simulate_tshirt.ron), so that they
-    /// start where the --reference frames start. Default: the garment
-    /// skinned to the first frame.
-    #[arg(long, value_name = "CONFIG")]
-    start_settled: Option<PathBuf>,
-    /// Iterations of the membrane relaxation after each step, in place of
-    /// the checkpoint's (what it was trained with): more lower the
-    /// stretch at about 0.5–0.75 ms an iteration a frame for the T-shirt on
-    /// 2 cores. Only for models whose step constraints relax the membrane.
-    #[arg(long, value_name = "N")]
-    relaxation_iterations: Option<usize>,
+    #[command(flatten)]
+    setup: super::rollout::RolloutSetup,
     /// Print one JSON object instead of the table.
     #[arg(long)]
     json: bool,
@@ -218,14 +207,10 @@ fn evaluate_checkpoint(
     let close = senc::train::checkpoint_run_config(dir)
         .map(|run| run.self_collision.close)
         .unwrap_or_else(|_| args.close.clone());
-    let options = RolloutOptions {
-        conditions: Conditions {
-            external: args.force.unwrap_or_else(senc::Vec3::zeros),
-            ..Conditions::default()
-        },
-        start: super::rollout::start(args.start_settled.as_deref())?,
-        relaxation_iterations: args.relaxation_iterations,
-    };
+    let options = args.setup.options(Conditions {
+        external: args.force.unwrap_or_else(senc::Vec3::zeros),
+        ..Conditions::default()
+    })?;
     let mut sequences = Vec::new();
     for (i, motion) in args.motion.iter().enumerate() {
         let scene = super::rollout::load_scene(dir, args.garment.as_deref(), motion)?;

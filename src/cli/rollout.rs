@@ -37,18 +37,8 @@ pub struct Args {
     /// Also write the posed body as body_00000.ply, …
     #[arg(long)]
     with_body: bool,
-    /// Start from the reference solver's settled first frame under the
-    /// `physics` of this `senc simulate` config (e.g.
-    /// configs/simulate_tshirt.ron): the frame `senc simulate --config
-    /// FILE` writes first. Default: the garment skinned to the first frame.
-    #[arg(long, value_name = "CONFIG")]
-    start_settled: Option<PathBuf>,
-    /// Iterations of the membrane relaxation after each step, in place of
-    /// the checkpoint's (what it was trained with): more lower the
-    /// stretch at about 0.5–0.75 ms an iteration a frame for the T-shirt on
-    /// 2 cores. Only for models whose step constraints relax the membrane.
-    #[arg(long, value_name = "N")]
-    relaxation_iterations: Option<usize>,
+    #[command(flatten)]
+    setup: RolloutSetup,
     /// cpu, cuda or cuda:N.
     #[arg(long, default_value = "cpu")]
     device: DeviceChoice,
@@ -67,14 +57,10 @@ pub fn run(args: Args) -> senc::Result<()> {
     let range = selected.run;
     // At another speed the motion's name says so ("01_03 at 2x speed").
     let played = format!("{}..{}", selected.frames.start, selected.frames.end);
-    let options = RolloutOptions {
-        conditions: Conditions {
-            material: args.material.unwrap_or_default(),
-            external: args.force.unwrap_or_else(Vec3::zeros),
-        },
-        start: start(args.start_settled.as_deref())?,
-        relaxation_iterations: args.relaxation_iterations,
-    };
+    let options = args.setup.options(Conditions {
+        material: args.material.unwrap_or_default(),
+        external: args.force.unwrap_or_else(Vec3::zeros),
+    })?;
     let bar = frame_bar(range.len());
     let first = range.start;
     let summary = rollout(
@@ -110,20 +96,47 @@ pub fn run(args: Args) -> senc::Result<()> {
     Ok(())
 }
 
-/// The first frame `--start-settled` asks for: the physics and
-/// self-collision settings of that `senc simulate` config, or the skinned
-/// garment without one.
-pub fn start(settled: Option<&std::path::Path>) -> senc::Result<Start> {
-    Ok(match settled {
-        None => Start::Skinned,
-        Some(path) => {
-            let config = senc::train::RunConfig::read(path)?;
-            Start::Settled {
-                physics: Box::new(config.physics),
-                self_collision: config.self_collision,
+/// Where a rollout starts and how far it relaxes the membrane after each
+/// step: the options `senc rollout` and `senc eval` share.
+#[derive(clap::Args, Debug)]
+pub struct RolloutSetup {
+    /// Start from the reference solver's settled first frame under the
+    /// `physics` of this `senc simulate` config (the reference's own, e.g.
+    /// configs/simulate_tshirt.ron): the frame `senc simulate --config
+    /// FILE` writes first, so that rollouts start where its frames (eval's
+    /// --reference) start. Default: the garment skinned to the first frame.
+    #[arg(long, value_name = "CONFIG")]
+    start_settled: Option<PathBuf>,
+    /// Iterations of the membrane relaxation after each step, in place of
+    /// the checkpoint's (what it was trained with): more lower the
+    /// stretch at about 0.5–0.75 ms an iteration a frame for the T-shirt on
+    /// 2 cores. Only for models whose step constraints relax the membrane.
+    #[arg(long, value_name = "N")]
+    relaxation_iterations: Option<usize>,
+}
+
+impl RolloutSetup {
+    /// The rollout options under `conditions`: the first frame
+    /// `--start-settled` asks for (the physics and self-collision settings
+    /// of that `senc simulate` config, or the skinned garment without one)
+    /// and the relaxation's iterations.
+    pub fn options(&self, conditions: Conditions) -> senc::Result<RolloutOptions> {
+        let start = match &self.start_settled {
+            None => Start::Skinned,
+            Some(path) => {
+                let config = senc::train::RunConfig::read(path)?;
+                Start::Settled {
+                    physics: Box::new(config.physics),
+                    self_collision: config.self_collision,
+                }
             }
-        }
-    })
+        };
+        Ok(RolloutOptions {
+            conditions,
+            start,
+            relaxation_iterations: self.relaxation_iterations,
+        })
+    }
 }
 
 /// The body, the garment of `checkpoint` (or `garment`) and `motion`.

@@ -152,12 +152,9 @@ impl Validator {
     /// docs) when the directory lacks any; `on_frame` is called after each
     /// simulated frame. Returns whether they were simulated.
     pub fn prepare_reference(&mut self, mut on_frame: impl FnMut(usize)) -> Result<bool> {
-        let Some((reference, physics)) = self.reference.clone() else {
+        let (Some((reference, physics)), None) = (&self.reference, &self.reference_frames) else {
             return Ok(false);
         };
-        if self.reference_frames.is_some() {
-            return Ok(false);
-        }
         let rest = &self.scene.garment.rest;
         let count = Some(self.frames.len());
         let complete = (0..self.frames.len()).all(|k| frame_path(&reference.frames, k).exists());
