@@ -15,7 +15,7 @@
 //! (
 //!     base: "tshirt.ron",
 //!     model: (architecture: "f,c0|f,c0|d:c0|u:f,c0|f,c0|f"),
-//!     train: (self_collision_from: None),
+//!     train: (self_collision_from: None, seed: 3),
 //! )
 //! ```
 
