@@ -14,6 +14,7 @@
 //! // configs/hood_tshirt.ron: the T-shirt run without self-collision.
 //! (
 //!     base: "tshirt.ron",
+//!     self_collision: (weight: 30000.0),
 //!     model: (architecture: "f,c0|f,c0|d:c0|u:f,c0|f,c0|f"),
 //!     train: (self_collision_from: None, seed: 3),
 //! )
