@@ -591,6 +591,56 @@ fn a_settled_start_is_the_reference_solvers_first_frame() {
     assert!(err.contains("mirror"), "{err}");
 }
 
+/// `Start::Draped` starts a rollout from the garment the model drapes
+/// itself on the still first pose: its first frame is the frame a skinned
+/// rollout reaches on a motion that holds that pose for the same steps
+/// (the model's settling step, then `steps` steps of 1/30 s), to the bit;
+/// with no draping steps it is the skinned start.
+#[test]
+fn a_draped_start_is_the_models_own_steps_on_the_still_first_pose() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    train(&tiny(2), &options(dir.path())).unwrap();
+    let model =
+        checkpoint::load(&checkpoint_dir(dir.path()), &burn::tensor::Device::flex()).unwrap();
+    assert!(model.config.settle);
+    let config = tiny(2);
+    let body = Body::makehuman().unwrap();
+    let garment = Garment::from_config(&config.garment, &body).unwrap();
+    let motion = Motion::load(Path::new("01_01"), &body).unwrap();
+    let frames = |scene: &Scene, range: std::ops::Range<usize>, start: Start| {
+        let mut out = Vec::new();
+        rollout(
+            &model,
+            scene,
+            range,
+            &RolloutOptions {
+                start,
+                ..RolloutOptions::default()
+            },
+            |_, x, _| {
+                out.push(x.to_vec());
+                Ok(())
+            },
+        )
+        .unwrap();
+        out
+    };
+    let scene = Scene::new(body.clone(), garment.clone(), motion.clone());
+    let draped = frames(&scene, 5..8, Start::Draped { steps: 2 });
+    assert_eq!(draped.len(), 3);
+    let mut held = motion.clone();
+    held.frames = vec![motion.frames[5].clone(); 3];
+    let held_scene = Scene::new(body, garment, held);
+    let on_the_held_pose = frames(&held_scene, 0..3, Start::Skinned);
+    assert_eq!(draped[0], on_the_held_pose[2]);
+    assert_ne!(draped[0], on_the_held_pose[0]);
+    assert_ne!(draped[1], draped[0]);
+    let skinned = frames(&scene, 5..8, Start::Skinned);
+    assert_ne!(draped[0], skinned[0]);
+    assert_eq!(frames(&scene, 5..8, Start::Draped { steps: 0 }), skinned);
+}
+
 /// Per frame of a 6-frame rollout of `scene` from frame 0, the least
 /// clearance of a free vertex from its body contact plane (contacts tracked
 /// from the frame before, as the model's projections search them), and

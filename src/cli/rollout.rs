@@ -105,8 +105,13 @@ pub struct RolloutSetup {
     /// configs/simulate_tshirt.ron): the frame `senc simulate --config
     /// FILE` writes first, so that rollouts start where its frames (eval's
     /// --reference) start. Default: the garment skinned to the first frame.
-    #[arg(long, value_name = "CONFIG")]
+    #[arg(long, value_name = "CONFIG", conflicts_with = "start_draped")]
     start_settled: Option<PathBuf>,
+    /// Start from the garment the model drapes itself: skinned to the
+    /// first frame, then STEPS steps of 1/30 s on the body held still in
+    /// its first pose, at rest at the end (no reference solver needed).
+    #[arg(long, value_name = "STEPS")]
+    start_draped: Option<usize>,
     /// Iterations of the membrane relaxation after each step, in place of
     /// the checkpoint's (what it was trained with): more lower the
     /// stretch at about 0.5–0.75 ms an iteration a frame for the T-shirt on
@@ -121,9 +126,10 @@ impl RolloutSetup {
     /// of that `senc simulate` config, or the skinned garment without one)
     /// and the relaxation's iterations.
     pub fn options(&self, conditions: Conditions) -> senc::Result<RolloutOptions> {
-        let start = match &self.start_settled {
-            None => Start::Skinned,
-            Some(path) => {
+        let start = match (&self.start_settled, self.start_draped) {
+            (None, None) => Start::Skinned,
+            (None, Some(steps)) => Start::Draped { steps },
+            (Some(path), _) => {
                 let config = senc::train::RunConfig::read(path)?;
                 Start::Settled {
                     physics: Box::new(config.physics),

@@ -44,6 +44,14 @@ pub enum Start {
         physics: Box<PhysicsConfig>,
         self_collision: SelfCollisionConfig,
     },
+    /// The garment the model drapes itself: skinned to the first frame,
+    /// the model's settling step if it has one, then `steps` steps of
+    /// [`DT`] on the body held still in its first pose, ending at rest
+    /// (the velocity zeroed, as after a settling step). No reference
+    /// solver is needed; the swing a skinned start sets off dies out on a
+    /// still body before the motion starts. The draping steps are not
+    /// frames of the rollout; their time counts in the summary.
+    Draped { steps: usize },
 }
 
 /// Totals of a rollout.
@@ -98,8 +106,9 @@ pub fn rollout(
     }
     let skinned = scene.skinned_garment(frames.start);
     let mut summary = RolloutSummary::default();
-    let (initial, network_settles) = match &options.start {
-        Start::Skinned => (skinned.clone(), model.config.settle),
+    let (initial, network_settles, draping_steps) = match &options.start {
+        Start::Skinned => (skinned.clone(), model.config.settle, 0),
+        Start::Draped { steps } => (skinned.clone(), model.config.settle, *steps),
         Start::Settled {
             physics,
             self_collision,
@@ -107,10 +116,25 @@ pub fn rollout(
             let start = Instant::now();
             let settled = scene.settled_garment(frames.start, physics, self_collision)?;
             summary.seconds += start.elapsed().as_secs_f64();
-            (settled.garment, false)
+            (settled.garment, false, 0)
         }
     };
     let mut state = GarmentState::at_rest(initial, skinned);
+    if draping_steps > 0 {
+        let start = Instant::now();
+        let first = frames.start;
+        let bodies = scene.step_bodies(first, first)?;
+        if network_settles {
+            let next = model_step(model, &cached, &state, &bodies, options, SETTLE_DT, first)?;
+            state.advance(next, bodies.pin_targets.clone(), true);
+        }
+        for k in 0..draping_steps {
+            let next = model_step(model, &cached, &state, &bodies, options, DT, first)?;
+            state.advance(next, bodies.pin_targets.clone(), k + 1 == draping_steps);
+        }
+        summary.seconds += start.elapsed().as_secs_f64();
+    }
+    let network_settles = network_settles && draping_steps == 0;
     let mut previous = None;
     let mut last_bodies: Option<StepBodies> = None;
     for frame in frames {
@@ -132,26 +156,7 @@ pub fn rollout(
             last_bodies = Some(bodies);
             continue;
         }
-        let graph = build_step_graph(
-            &cached,
-            &state,
-            &bodies,
-            &options.conditions,
-            dt,
-            &model.config,
-            &model.arch,
-        )?;
-        let mut next = model.predict_positions(&graph);
-        if let Some(projection) = &model.config.contact_projection {
-            next =
-                super::project_step(next, &state.x, &bodies, projection, &cached.pinned)?.positions;
-        }
-        if let Some(v) = next.iter().position(|p| !p.iter().all(|c| c.is_finite())) {
-            return Err(Error::invalid(format!(
-                "the model produced a non-finite position at vertex {v} in frame {frame}"
-            )));
-        }
-        let next = super::constrain_step(next, &state.x, &bodies, &model.config, &cached)?;
+        let next = model_step(model, &cached, &state, &bodies, options, dt, frame)?;
         state.advance(next, bodies.pin_targets.clone(), previous.is_none());
         summary.seconds += start.elapsed().as_secs_f64();
         summary.frames += 1;
@@ -160,4 +165,37 @@ pub fn rollout(
         last_bodies = Some(bodies);
     }
     Ok(summary)
+}
+
+/// One step of `model` from `state` to the body of `bodies` over `dt`
+/// seconds: the network's positions, the contact projection and the step
+/// constraints of its config. `frame` names the step in errors.
+fn model_step(
+    model: &NeuralSimulator,
+    cached: &GarmentModelInputs,
+    state: &GarmentState,
+    bodies: &StepBodies,
+    options: &RolloutOptions,
+    dt: f64,
+    frame: usize,
+) -> Result<Vec<Vec3>> {
+    let graph = build_step_graph(
+        cached,
+        state,
+        bodies,
+        &options.conditions,
+        dt,
+        &model.config,
+        &model.arch,
+    )?;
+    let mut next = model.predict_positions(&graph);
+    if let Some(projection) = &model.config.contact_projection {
+        next = super::project_step(next, &state.x, bodies, projection, &cached.pinned)?.positions;
+    }
+    if let Some(v) = next.iter().position(|p| !p.iter().all(|c| c.is_finite())) {
+        return Err(Error::invalid(format!(
+            "the model produced a non-finite position at vertex {v} in frame {frame}"
+        )));
+    }
+    super::constrain_step(next, &state.x, bodies, &model.config, cached)
 }
