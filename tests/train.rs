@@ -517,8 +517,9 @@ fn the_loss_at_the_constrained_state_pays_the_projected_stretch() {
 /// first frame is the reference solver's first frame (written by the same
 /// code `senc simulate` runs, read back from its PLY) to the bit, not the
 /// skinned garment and not the network's own settling step (the tiny
-/// model settles); the network takes the steps after it. A mirrored scene
-/// is refused.
+/// model settles); the network takes the steps after it. `Start::Frame`
+/// from that PLY starts the same rollout; a mesh that is not the
+/// garment's is refused. A mirrored scene is refused.
 #[test]
 fn a_settled_start_is_the_reference_solvers_first_frame() {
     let _serial = serial();
@@ -578,6 +579,33 @@ fn a_settled_start_is_the_reference_solvers_first_frame() {
     assert_ne!(settled[1], settled[0]);
     let skinned = scene.skinned_garment(5);
     assert_ne!(settled[0], skinned);
+    // The same frame read back from the reference's PLY starts the same rollout.
+    let frame_ply = reference_dir.path().join("frame_00000.ply");
+    let from_the_ply = |mesh| Start::Frame {
+        mesh,
+        source: frame_ply.display().to_string(),
+    };
+    let ply_mesh = senc::mesh::ply::read_ply(&frame_ply).unwrap().mesh;
+    assert_eq!(frames(from_the_ply(ply_mesh.clone())), settled);
+    // Another mesh (its faces reordered) is refused, naming the file.
+    let mut reordered = ply_mesh;
+    reordered.faces.swap(0, 1);
+    let err = rollout(
+        &model,
+        &scene,
+        5..8,
+        &RolloutOptions {
+            start: from_the_ply(reordered),
+            ..RolloutOptions::default()
+        },
+        |_, _, _| Ok(()),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("frame_00000.ply") && err.contains("not this garment's mesh"),
+        "{err}"
+    );
     // The network's own settling step from the skinned garment is another state.
     let settled_by_the_network = frames(Start::Skinned);
     assert_ne!(settled_by_the_network[0], reference);

@@ -105,13 +105,19 @@ pub struct RolloutSetup {
     /// configs/simulate_tshirt.ron): the frame `senc simulate --config
     /// FILE` writes first, so that rollouts start where its frames (eval's
     /// --reference) start. Default: the garment skinned to the first frame.
-    #[arg(long, value_name = "CONFIG", conflicts_with = "start_draped")]
+    #[arg(long, value_name = "CONFIG", conflicts_with_all = ["start_draped", "start_from"])]
     start_settled: Option<PathBuf>,
     /// Start from the garment the model drapes itself: skinned to the
     /// first frame, then STEPS steps of 1/30 s on the body held still in
     /// its first pose, at rest at the end (no reference solver needed).
-    #[arg(long, value_name = "STEPS")]
+    #[arg(long, value_name = "STEPS", conflicts_with = "start_from")]
     start_draped: Option<usize>,
+    /// Start from the garment positions of this PLY, at rest: e.g. a
+    /// reference's frame_00000.ply, the settled frame its `senc simulate`
+    /// wrote (the same start as --start-settled with its config, without
+    /// settling again). Its vertices must be the garment's, in order.
+    #[arg(long, value_name = "PLY")]
+    start_from: Option<PathBuf>,
     /// Iterations of the membrane relaxation after each step, in place of
     /// the checkpoint's (what it was trained with): more lower the
     /// stretch at about 0.5–0.75 ms an iteration a frame for the T-shirt on
@@ -126,10 +132,14 @@ impl RolloutSetup {
     /// of that `senc simulate` config, or the skinned garment without one)
     /// and the relaxation's iterations.
     pub fn options(&self, conditions: Conditions) -> senc::Result<RolloutOptions> {
-        let start = match (&self.start_settled, self.start_draped) {
-            (None, None) => Start::Skinned,
-            (None, Some(steps)) => Start::Draped { steps },
-            (Some(path), _) => {
+        let start = match (&self.start_settled, self.start_draped, &self.start_from) {
+            (None, None, None) => Start::Skinned,
+            (None, Some(steps), _) => Start::Draped { steps },
+            (None, None, Some(path)) => Start::Frame {
+                mesh: senc::mesh::ply::read_ply(path)?.mesh,
+                source: path.display().to_string(),
+            },
+            (Some(path), _, _) => {
                 let config = senc::train::RunConfig::read(path)?;
                 Start::Settled {
                     physics: Box::new(config.physics),

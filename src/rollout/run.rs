@@ -8,6 +8,7 @@ use super::{
     build_step_graph,
 };
 use crate::collide::SelfCollisionConfig;
+use crate::mesh::TriMesh;
 use crate::model::NeuralSimulator;
 use crate::physics::PhysicsConfig;
 use crate::{Error, Result, Vec3};
@@ -52,6 +53,12 @@ pub enum Start {
     /// still body before the motion starts. The draping steps are not
     /// frames of the rollout; their time counts in the summary.
     Draped { steps: usize },
+    /// A given garment mesh at rest, e.g. a reference's first frame read
+    /// back from its PLY (so that many rollouts start from one settled
+    /// frame without settling it again): its faces must be the garment's,
+    /// vertex for vertex. `source` names where it came from, for messages.
+    /// The network's own settling step is skipped.
+    Frame { mesh: TriMesh, source: String },
 }
 
 /// Totals of a rollout.
@@ -109,6 +116,19 @@ pub fn rollout(
     let (initial, network_settles, draping_steps) = match &options.start {
         Start::Skinned => (skinned.clone(), model.config.settle, 0),
         Start::Draped { steps } => (skinned.clone(), model.config.settle, *steps),
+        Start::Frame { mesh, source } => {
+            let garment = &scene.garment.rest;
+            if mesh.num_vertices() != garment.num_vertices() || mesh.faces != garment.faces {
+                return Err(Error::invalid(format!(
+                    "{source}: not this garment's mesh ({} vertices and {} faces, the garment has {} and {}, its faces in its own order)",
+                    mesh.num_vertices(),
+                    mesh.num_faces(),
+                    garment.num_vertices(),
+                    garment.num_faces()
+                )));
+            }
+            (mesh.positions.clone(), false, 0)
+        }
         Start::Settled {
             physics,
             self_collision,
