@@ -552,24 +552,7 @@ fn a_settled_start_is_the_reference_solvers_first_frame() {
         .mesh
         .positions;
     let scene = Scene::new(body.clone(), garment.clone(), motion.clone());
-    let frames = |start: Start| {
-        let mut out = Vec::new();
-        rollout(
-            &model,
-            &scene,
-            5..8,
-            &RolloutOptions {
-                start,
-                ..RolloutOptions::default()
-            },
-            |_, x, _| {
-                out.push(x.to_vec());
-                Ok(())
-            },
-        )
-        .unwrap();
-        out
-    };
+    let frames = |start: Start| rollout_frames(&model, &scene, 5..8, start);
     let settled = frames(Start::Settled {
         physics: Box::new(physics.clone()),
         self_collision: config.self_collision.clone(),
@@ -637,22 +620,7 @@ fn a_draped_start_is_the_models_own_steps_on_the_still_first_pose() {
     let garment = Garment::from_config(&config.garment, &body).unwrap();
     let motion = Motion::load(Path::new("01_01"), &body).unwrap();
     let frames = |scene: &Scene, range: std::ops::Range<usize>, start: Start| {
-        let mut out = Vec::new();
-        rollout(
-            &model,
-            scene,
-            range,
-            &RolloutOptions {
-                start,
-                ..RolloutOptions::default()
-            },
-            |_, x, _| {
-                out.push(x.to_vec());
-                Ok(())
-            },
-        )
-        .unwrap();
-        out
+        rollout_frames(&model, scene, range, start)
     };
     let scene = Scene::new(body.clone(), garment.clone(), motion.clone());
     let draped = frames(&scene, 5..8, Start::Draped { steps: 2 });
@@ -667,6 +635,31 @@ fn a_draped_start_is_the_models_own_steps_on_the_still_first_pose() {
     let skinned = frames(&scene, 5..8, Start::Skinned);
     assert_ne!(draped[0], skinned[0]);
     assert_eq!(frames(&scene, 5..8, Start::Draped { steps: 0 }), skinned);
+}
+
+/// Every frame of a rollout of `model` on `frames` of `scene` from `start`.
+fn rollout_frames(
+    model: &senc::model::NeuralSimulator,
+    scene: &Scene,
+    frames: std::ops::Range<usize>,
+    start: Start,
+) -> Vec<Vec<senc::Vec3>> {
+    let mut out = Vec::new();
+    rollout(
+        model,
+        scene,
+        frames,
+        &RolloutOptions {
+            start,
+            ..RolloutOptions::default()
+        },
+        |_, x, _| {
+            out.push(x.to_vec());
+            Ok(())
+        },
+    )
+    .unwrap();
+    out
 }
 
 /// Per frame of a 6-frame rollout of `scene` from frame 0, the least
