@@ -5,17 +5,7 @@ mod cli_support;
 
 use std::path::Path;
 
-use cli_support::{fail, senc, shipped, succeed};
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        if entry.file_type().unwrap().is_file() {
-            std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
-        }
-    }
-}
+use cli_support::{copy_dir, fail, senc, shipped, succeed};
 
 /// Held-out metrics of `checkpoint` on a few frames, as JSON.
 fn overall(checkpoint: &Path) -> serde_json::Value {

@@ -7,7 +7,7 @@ mod cli_support;
 
 use std::path::Path;
 
-use cli_support::{fail, senc, shipped, succeed};
+use cli_support::{copy_dir, fail, senc, shipped, succeed};
 use senc::mesh::read_mesh;
 
 fn count(dir: &Path, prefix: &str) -> usize {
@@ -64,17 +64,29 @@ fn rollout_speed_plays_every_second_pose() {
 
 /// The shipped T-shirt relaxes the membrane for 10 iterations after each
 /// step: `--relaxation-iterations 10` writes the same frames as without
-/// the flag, 20 other frames; the skirt, which has no relaxation, refuses
-/// the flag, naming what is missing.
+/// the flag, 20 other frames; a model without the relaxation (the shipped
+/// skirt's weights with `relaxation: None` in its model.ron) refuses the
+/// flag, naming what is missing.
 #[test]
 fn relaxation_iterations_change_a_relaxed_models_frames_only() {
     let tmp = tempfile::tempdir().unwrap();
+    let unrelaxed = tmp.path().join("unrelaxed");
+    copy_dir(&shipped("skirt"), &unrelaxed);
+    let model = std::fs::read_to_string(unrelaxed.join("model.ron")).unwrap();
+    let start = model.find("relaxation: Some(").unwrap();
+    let end = start + model[start..].find("\n        )),").unwrap() + "\n        )),".len();
+    let without = format!("{}relaxation: None,{}", &model[..start], &model[end..]);
+    std::fs::write(unrelaxed.join("model.ron"), without).unwrap();
     let rollout = |checkpoint: &str, out: &str, iterations: Option<&str>| {
+        let dir = match checkpoint {
+            "unrelaxed" => unrelaxed.clone(),
+            name => shipped(name),
+        };
         let mut command = senc();
         command
             .args(["rollout", "--motion", "01_03", "--frames", "789:792"])
             .arg("--checkpoint")
-            .arg(shipped(checkpoint))
+            .arg(dir)
             .arg("--out")
             .arg(tmp.path().join(out));
         if let Some(n) = iterations {
@@ -88,6 +100,7 @@ fn relaxation_iterations_change_a_relaxed_models_frames_only() {
     succeed(&mut rollout("tshirt", "twenty", Some("20")));
     assert_eq!(last("default").positions, last("ten").positions);
     assert_ne!(last("default").positions, last("twenty").positions);
-    let refused = fail(&mut rollout("skirt", "skirt", Some("20")));
+    succeed(&mut rollout("unrelaxed", "unrelaxed", None));
+    let refused = fail(&mut rollout("unrelaxed", "unrelaxed20", Some("20")));
     assert!(refused.contains("no membrane relaxation"), "{refused}");
 }

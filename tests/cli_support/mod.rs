@@ -35,3 +35,15 @@ pub fn fail(command: &mut Command) -> String {
     assert!(!out.status.success(), "expected a failure");
     String::from_utf8(out.stderr).unwrap()
 }
+
+/// Copies the files of directory `from` (not its subdirectories) into `to`.
+#[allow(dead_code)] // for the test files that alter a copy of a checkpoint
+pub fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        if entry.file_type().unwrap().is_file() {
+            std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+        }
+    }
+}
