@@ -202,7 +202,7 @@ fn check_leaves_cap_only_paths_out_when_asked() {
 /// out the first 60 held-out frames of 01_03 into a garment that stays on
 /// the body: on average no more than 25 % of its vertices are over 10 cm
 /// outside the body (a long skirt swings out: the reference solver's has
-/// 12 % there, the shipped skirts 18 and 19 %, the T-shirts none), and on
+/// 12 % there, the shipped skirts 14 %, the T-shirts none), and on
 /// no frame is its centroid more than 30 cm from the skinned
 /// garment's. A shirt that slides off the shoulders and flies away fails
 /// both within a second (the world-frame models once shipped here: 79 %
