@@ -49,9 +49,12 @@ pub enum Start {
     /// the model's settling step if it has one, then `steps` steps of
     /// [`DT`] on the body held still in its first pose, ending at rest
     /// (the velocity zeroed, as after a settling step). No reference
-    /// solver is needed; the swing a skinned start sets off dies out on a
-    /// still body before the motion starts. The draping steps are not
-    /// frames of the rollout; their time counts in the summary.
+    /// solver is needed; the motion starts from the model's own drape
+    /// rather than from the skinned garment's strained shape (it wins
+    /// back the first frames, not the response to the motion:
+    /// docs/RESULTS.md, "Draped by the network itself"). The draping
+    /// steps are not frames of the rollout; their time counts in the
+    /// summary.
     Draped { steps: usize },
     /// A given garment mesh at rest, e.g. a reference's first frame read
     /// back from its PLY (so that many rollouts start from one settled
